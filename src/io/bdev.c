@@ -1,0 +1,217 @@
+/* Backing devices: regular files and block devices. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../util/util.h"
+#include "bdev.h"
+
+#define IO_ALIGN 4096u
+
+void *bdev_alloc_buffer(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, IO_ALIGN, round_up_u64(len ? len : 1, IO_ALIGN)))
+		return NULL;
+	return p;
+}
+
+int bdev_open(const char *path, unsigned flags, struct bdev **out)
+{
+	int oflags = (flags & BDEV_RDONLY) ? O_RDONLY : O_RDWR;
+	struct bdev *bd;
+	struct stat st;
+	int fd = -1;
+
+	*out = NULL;
+	oflags |= O_CLOEXEC;
+	if (!(flags & BDEV_NO_DIRECT))
+		fd = open(path, oflags | O_DIRECT);
+	/* tmpfs and some FUSE file systems refuse O_DIRECT: fall back to buffered. */
+	if (fd < 0 && (flags & BDEV_NO_DIRECT || errno == EINVAL))
+		fd = open(path, oflags);
+	if (fd < 0)
+		return ulvm_error(-errno, "%s: cannot open: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int e = -errno;
+		close(fd);
+		return ulvm_error(e, "%s: cannot stat: %s", path, strerror(-e));
+	}
+	bd = calloc(1, sizeof(*bd));
+	if (!bd || !(bd->path = strdup(path))) {
+		free(bd);
+		close(fd);
+		return ulvm_error(-ENOMEM, "%s: out of memory", path);
+	}
+	bd->fd = fd;
+	bd->rdonly = flags & BDEV_RDONLY;
+	bd->direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;
+	bd->sector_size = SECTOR_SIZE;
+	if (S_ISBLK(st.st_mode)) {
+		uint64_t size = 0;
+		int ssz = 0;
+
+		bd->is_blockdev = true;
+		bd->dev = st.st_rdev;
+		if (ioctl(fd, BLKGETSIZE64, &size) < 0 || ioctl(fd, BLKSSZGET, &ssz) < 0) {
+			int e = -errno;
+			bdev_close(bd);
+			return ulvm_error(e, "%s: cannot get block device size: %s", path,
+					  strerror(-e));
+		}
+		bd->size = size;
+		bd->sector_size = ssz > 0 ? (unsigned)ssz : SECTOR_SIZE;
+	} else if (S_ISREG(st.st_mode)) {
+		bd->size = (uint64_t)st.st_size;
+		bd->dev = ((uint64_t)st.st_dev << 32) ^ (uint64_t)st.st_ino;
+	} else {
+		bdev_close(bd);
+		return ulvm_error(-ENOTBLK, "%s: not a block device or regular file", path);
+	}
+	*out = bd;
+	return 0;
+}
+
+void bdev_close(struct bdev *bd)
+{
+	if (!bd)
+		return;
+	if (bd->fd >= 0)
+		close(bd->fd);
+	free(bd->path);
+	free(bd);
+}
+
+static bool direct_ok(const struct bdev *bd, const void *buf, size_t len, uint64_t off)
+{
+	size_t a = bd->sector_size;
+
+	return !bd->direct || (((uintptr_t)buf % a) == 0 && len % a == 0 && off % a == 0);
+}
+
+static int rw_full(struct bdev *bd, bool write, void *buf, size_t len, uint64_t off)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = write ? pwrite(bd->fd, p, len, (off_t)off)
+				  : pread(bd->fd, p, len, (off_t)off);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return ulvm_error(-errno, "%s: %s of %zu bytes at offset %llu failed: %s",
+					  bd->path, write ? "write" : "read", len,
+					  (unsigned long long)off, strerror(errno));
+		}
+		if (n == 0)
+			return ulvm_error(-EIO, "%s: %s at offset %llu is past the end of the device",
+					  bd->path, write ? "write" : "read",
+					  (unsigned long long)off);
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Unaligned access on an O_DIRECT descriptor: read-modify-write through a bounce buffer. */
+static int rw_bounce(struct bdev *bd, bool write, void *buf, size_t len, uint64_t off)
+{
+	uint64_t a = bd->sector_size;
+	uint64_t start = off / a * a, end = round_up_u64(off + len, a);
+	size_t blen = (size_t)(end - start);
+	uint8_t *b = bdev_alloc_buffer(blen);
+	int r;
+
+	if (!b)
+		return ulvm_error(-ENOMEM, "%s: out of memory for a %zu-byte bounce buffer",
+				  bd->path, blen);
+	if (write && (start != off || end != off + len))
+		r = rw_full(bd, false, b, blen, start);
+	else
+		r = 0;
+	if (!r && write) {
+		memcpy(b + (off - start), buf, len);
+		r = rw_full(bd, true, b, blen, start);
+	} else if (!r) {
+		r = rw_full(bd, false, b, blen, start);
+		if (!r)
+			memcpy(buf, b + (off - start), len);
+	}
+	free(b);
+	return r;
+}
+
+static int check_range(struct bdev *bd, size_t len, uint64_t off)
+{
+	uint64_t end;
+
+	if (add_overflows_u64(off, len, &end) || end > bd->size)
+		return ulvm_error(-ENOSPC, "%s: I/O of %zu bytes at offset %llu is beyond the device size %llu",
+				  bd->path, len, (unsigned long long)off,
+				  (unsigned long long)bd->size);
+	return 0;
+}
+
+int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t off)
+{
+	int r = check_range(bd, len, off);
+
+	if (r)
+		return r;
+	return direct_ok(bd, buf, len, off) ? rw_full(bd, false, buf, len, off)
+					    : rw_bounce(bd, false, buf, len, off);
+}
+
+int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
+{
+	int r;
+
+	if (bd->rdonly)
+		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
+	r = check_range(bd, len, off);
+	if (r)
+		return r;
+	return direct_ok(bd, buf, len, off) ? rw_full(bd, true, (void *)buf, len, off)
+					    : rw_bounce(bd, true, (void *)buf, len, off);
+}
+
+int bdev_flush(struct bdev *bd)
+{
+	if (bd->rdonly)
+		return 0;
+	if (fdatasync(bd->fd) < 0)
+		return ulvm_error(-errno, "%s: flush failed: %s", bd->path, strerror(errno));
+	return 0;
+}
+
+int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
+{
+	int r;
+
+	if (bd->rdonly)
+		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
+	r = check_range(bd, (size_t)len, off);
+	if (r)
+		return r;
+	if (bd->is_blockdev) {
+		uint64_t range[2] = {off, len};
+		r = ioctl(bd->fd, BLKDISCARD, range);
+	} else {
+		r = fallocate(bd->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
+			      (off_t)len);
+	}
+	if (r < 0)
+		return ulvm_error(-errno, "%s: discard of %llu bytes at %llu failed: %s", bd->path,
+				  (unsigned long long)len, (unsigned long long)off,
+				  strerror(errno));
+	return 0;
+}

@@ -1,0 +1,43 @@
+/*
+ * io/bdev: a backing device, a regular file (a disk image) or a block device. Knows its
+ * size and logical sector size, opens with O_DIRECT where the file system allows it, and
+ * reads/writes any byte range (bouncing through an aligned buffer when the caller's range
+ * or memory is not aligned). Block semantics follow the kernel: flush = fdatasync,
+ * discard = BLKDISCARD or punch hole. Uses util only.
+ */
+#ifndef ULVM_IO_BDEV_H
+#define ULVM_IO_BDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum bdev_open_flags {
+	BDEV_RDONLY = 1 << 0,
+	BDEV_NO_DIRECT = 1 << 1, /* buffered even where O_DIRECT works */
+};
+
+struct bdev {
+	int fd;
+	char *path;
+	uint64_t size;	     /* bytes */
+	unsigned sector_size; /* logical sector size, bytes (512 for files) */
+	bool is_blockdev;
+	bool direct; /* opened with O_DIRECT */
+	bool rdonly;
+	uint64_t dev; /* st_rdev for block devices, st_dev^st_ino otherwise: identity */
+};
+
+int bdev_open(const char *path, unsigned flags, struct bdev **out);
+void bdev_close(struct bdev *bd);
+
+/* Whole-range I/O: short transfers are retried; a range past the end is -ENOSPC/-EIO. */
+int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t offset);
+int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t offset);
+int bdev_flush(struct bdev *bd);
+int bdev_discard(struct bdev *bd, uint64_t offset, uint64_t len);
+
+/* Allocate memory aligned for O_DIRECT on any device (4096). Free with free(). */
+void *bdev_alloc_buffer(size_t len);
+
+#endif
