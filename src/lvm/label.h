@@ -13,12 +13,12 @@
 #include "../util/util.h"
 
 #define LABEL_SCAN_SECTORS 4
-#define LABEL_SCAN_SIZE	   (LABEL_SCAN_SECTORS * SECTOR_SIZE)
-#define LABEL_MAX_AREAS	   8 /* per list; far more than fit LVM2's use (1 data, 2 metadata) */
+#define LABEL_SCAN_SIZE    (LABEL_SCAN_SECTORS * SECTOR_SIZE)
+#define LABEL_MAX_AREAS    8 /* per list; far more than fit LVM2's use (1 data, 2 metadata) */
 
 struct disk_locn {
 	uint64_t offset; /* bytes from the start of the device */
-	uint64_t size;	 /* bytes; 0 for the data area (LVM2 records no length) */
+	uint64_t size;   /* bytes; 0 for the data area (LVM2 records no length) */
 };
 
 struct pv_label {

@@ -20,24 +20,35 @@ enum cfg_vtype { CFG_INT, CFG_FLOAT, CFG_STRING };
 
 struct cfg_value {
 	enum cfg_vtype type;
-	int64_t i;    /* CFG_INT */
-	const char *s; /* CFG_STRING: unescaped text; CFG_FLOAT: the literal as written */
+	union {
+		int64_t i;     /* CFG_INT */
+		const char *s; /* CFG_STRING: unescaped text; CFG_FLOAT: the literal as written */
+	};
 };
 
 enum cfg_ntype { CFG_SECTION, CFG_ASSIGN, CFG_ARRAY };
 
+/* 48 bytes: a 1,000-LV VG has some 20,000 nodes, and fresh memory is what parsing costs
+ * most (every new page is a fault). Only the member of the union that `kind` names is
+ * valid. */
 struct cfg_node {
 	const char *key;
-	enum cfg_ntype kind;
-	struct cfg_value v;	   /* CFG_ASSIGN */
-	struct cfg_value *items; /* CFG_ARRAY */
-	size_t nitems;
-	struct cfg_node *child;	     /* CFG_SECTION: first child */
-	struct cfg_node *last_child; /* CFG_SECTION: last child, for O(1) appends */
-	struct cfg_node *next;	/* next sibling, in file order */
+	struct cfg_node *next; /* next sibling, in file order */
 	/* Printing hints (ignored by the parser, set by exporters): */
-	const char *comment; /* file form only: "# <comment>" after the value */
-	bool blank_before;   /* an empty line before this node */
+	const char *comment; /* "# <comment>" after the value (file form; top level: both) */
+	enum cfg_ntype kind;
+	bool blank_before; /* an empty line before this node */
+	union {
+		struct cfg_value v; /* CFG_ASSIGN */
+		struct {            /* CFG_ARRAY */
+			struct cfg_value *items;
+			size_t nitems;
+		};
+		struct {                             /* CFG_SECTION */
+			struct cfg_node *child;      /* first child */
+			struct cfg_node *last_child; /* last child, for O(1) appends */
+		};
+	};
 };
 
 /* A tree owns all its nodes and strings (one arena); freeing the tree frees everything. */
@@ -58,9 +69,9 @@ void cfg_tree_free(struct cfg_tree *t);
  * allocation failure (the tree stays valid). */
 struct cfg_node *cfg_add_section(struct cfg_tree *t, struct cfg_node *parent, const char *key);
 struct cfg_node *cfg_add_int(struct cfg_tree *t, struct cfg_node *parent, const char *key,
-			     int64_t v);
+                             int64_t v);
 struct cfg_node *cfg_add_str(struct cfg_tree *t, struct cfg_node *parent, const char *key,
-			     const char *v);
+                             const char *v);
 struct cfg_node *cfg_add_array(struct cfg_tree *t, struct cfg_node *parent, const char *key);
 int cfg_array_push_str(struct cfg_tree *t, struct cfg_node *arr, const char *v);
 int cfg_array_push_int(struct cfg_tree *t, struct cfg_node *arr, int64_t v);
@@ -72,7 +83,7 @@ const char *cfg_strdup(struct cfg_tree *t, const char *s);
 struct cfg_node *cfg_find(const struct cfg_tree *t, const struct cfg_node *sec, const char *key);
 
 enum cfg_style {
-	CFG_STYLE_RAW,	/* what LVM2 writes into a metadata area: no indentation, no comments */
+	CFG_STYLE_RAW,  /* what LVM2 writes into a metadata area: no indentation, no comments */
 	CFG_STYLE_FILE, /* vgcfgbackup form: TAB indentation, `# comment` hints */
 };
 /* Print the tree. Strings are written in double quotes with `"` and `\` escaped; integers

@@ -79,7 +79,8 @@ void ulvm_clear_error(void);
 enum ulvm_log_level { ULVM_LOG_ERROR, ULVM_LOG_WARN, ULVM_LOG_INFO, ULVM_LOG_DEBUG };
 typedef void (*ulvm_log_fn)(enum ulvm_log_level level, const char *msg, void *arg);
 void ulvm_set_log(ulvm_log_fn fn, void *arg, enum ulvm_log_level max_level);
-void ulvm_log(enum ulvm_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ulvm_log(enum ulvm_log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 #define ulvm_warn(...) ulvm_log(ULVM_LOG_WARN, __VA_ARGS__)
 #define ulvm_info(...) ulvm_log(ULVM_LOG_INFO, __VA_ARGS__)
 

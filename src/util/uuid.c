@@ -18,11 +18,12 @@ int uuid_generate(char out[UUID_LEN + 1])
 			if (errno == EINTR)
 				continue;
 			return ulvm_error(-errno, "cannot read random bytes for a UUID: %s",
-					  strerror(errno));
+			                  strerror(errno));
 		}
 		got += (size_t)n;
 	}
-	/* 62 symbols: reject-free modulo bias is negligible for identifiers (LVM2 does the same). */
+	/* 62 symbols: reject-free modulo bias is negligible for identifiers (LVM2 does the same).
+	 */
 	for (int i = 0; i < UUID_LEN; i++)
 		out[i] = uuid_chars[rnd[i] % 62];
 	out[UUID_LEN] = '\0';
@@ -61,7 +62,8 @@ int uuid_parse(const char *text, char out[UUID_LEN + 1])
 		out[n++] = *p;
 	}
 	if (n != UUID_LEN)
-		return ulvm_error(-EINVAL, "invalid UUID \"%s\": %d characters, expected 32", text, n);
+		return ulvm_error(-EINVAL, "invalid UUID \"%s\": %d characters, expected 32", text,
+		                  n);
 	out[n] = '\0';
 	return 0;
 }

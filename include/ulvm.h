@@ -1,0 +1,244 @@
+/*
+ * libulvm: LVM2-compatible logical volume management in userspace.
+ *
+ * This is the one public header. The `ulvm` command is built on it and nothing else: a
+ * program that links libulvm can do everything the command does.
+ *
+ * Model: a context knows which devices to consider (never the host's /dev by default). A
+ * volume group is read from the newest valid metadata copy on its PVs into the structures
+ * below, which callers may read freely; changes go through the ulvm_* operations, and
+ * ulvm_vg_commit() writes them to every metadata area with LVM2's crash-safe ordering.
+ * Sizes are in 512-byte sectors unless a name says otherwise; extents are VG extents.
+ * Functions return 0 or a negative errno; ulvm_last_error() describes the failure.
+ */
+#ifndef ULVM_H
+#define ULVM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ulvm_ctx;
+struct cfg_node; /* kept metadata that ulvm does not interpret (opaque) */
+
+const char *ulvm_last_error(void);
+
+/* ---- the model ------------------------------------------------------------------------ */
+
+struct ulvm_strlist {
+	char **v;
+	size_t n;
+};
+
+struct ulvm_pv {
+	char *key;         /* reference key in the metadata text: "pv0", "pv1", ... */
+	char uuid[33];     /* raw, no hyphens */
+	char *device;      /* path it was found at; NULL when missing */
+	char *device_hint; /* the "device" hint recorded in the metadata */
+	uint64_t dev_size; /* sectors */
+	uint64_t pe_start; /* sectors */
+	uint32_t pe_count;
+	uint64_t ba_start, ba_size; /* bootloader area, sectors (0 = none) */
+	struct ulvm_strlist status; /* words as stored: ALLOCATABLE, EXPORTED, MISSING */
+	struct ulvm_strlist flags;
+	struct ulvm_strlist tags;
+	struct cfg_node *extra; /* keys ulvm does not interpret, written back as they were */
+	/* derived */
+	bool missing;
+	uint32_t pe_alloc_count;
+	unsigned mda_count, mda_used_count;
+	uint64_t mda_size, mda_free; /* bytes: the smallest area's size and free space */
+	uint64_t label_sector;
+};
+
+enum ulvm_area_type { ULVM_AREA_PV, ULVM_AREA_LV };
+
+struct ulvm_area {
+	enum ulvm_area_type type;
+	struct ulvm_pv *pv; /* ULVM_AREA_PV */
+	uint32_t pe;        /* first PE on the PV, or first LE of the LV */
+	char *lv_name;      /* ULVM_AREA_LV */
+};
+
+struct ulvm_seg {
+	uint32_t start_extent, extent_count;
+	char *type; /* "striped" is interpreted; other types are kept verbatim */
+	uint32_t stripe_count;
+	uint32_t stripe_size; /* sectors; 0 when stripe_count == 1 */
+	struct ulvm_area *areas;
+	struct ulvm_strlist tags;
+	/* Keys ulvm does not interpret; for types other than striped, every key but
+	 * start_extent, extent_count and type, written back in their order. */
+	struct cfg_node *extra;
+};
+
+struct ulvm_lv {
+	char *name;
+	char uuid[33];
+	struct ulvm_strlist status; /* READ, WRITE, VISIBLE, ... */
+	struct ulvm_strlist flags;
+	struct ulvm_strlist tags;
+	int64_t creation_time; /* 0 = not recorded */
+	char *creation_host;
+	struct cfg_node *extra;
+	struct ulvm_seg *segs;
+	size_t nsegs;
+	/* derived */
+	uint32_t le_count;
+};
+
+struct ulvm_vg {
+	char *name;
+	char uuid[33];
+	uint32_t seqno;
+	char *format;
+	struct ulvm_strlist status, flags, tags;
+	uint32_t extent_size; /* sectors */
+	uint32_t max_lv, max_pv;
+	int64_t metadata_copies;         /* -1 = not recorded */
+	struct cfg_node *extra;          /* VG-level keys ulvm does not interpret */
+	struct cfg_node *extra_sections; /* e.g. historical_logical_volumes */
+	struct ulvm_pv **pvs;
+	size_t npvs;
+	struct ulvm_lv **lvs;
+	size_t nlvs;
+	/* private */
+	struct ulvm_ctx *ctx;
+	void *priv;
+};
+
+/* ---- context and devices --------------------------------------------------------------- */
+
+struct ulvm_ctx_opts {
+	/* Devices to consider: a comma-separated list, the way LVM2's --devices takes it. NULL
+	 * falls back to the devices file, then $ULVM_DEVICES, then $ULVM_DEVICESFILE. */
+	const char *devices;
+	const char *devicesfile; /* one path per line, or LVM2 devices-file lines (DEVNAME=) */
+	const char *lock_dir;    /* NULL: $ULVM_LOCK_DIR, /run/lock/ulvm, or /tmp/ulvm-<uid> */
+	bool readonly;           /* open devices read-only; no locks for writing */
+	bool no_locking;
+	bool ignore_lock_failure;
+};
+
+int ulvm_ctx_new(const struct ulvm_ctx_opts *opts, struct ulvm_ctx **out);
+void ulvm_ctx_free(struct ulvm_ctx *ctx);
+/* Add a device to the set considered (e.g. a command's PV arguments). */
+int ulvm_ctx_add_device(struct ulvm_ctx *ctx, const char *path);
+size_t ulvm_ctx_device_count(const struct ulvm_ctx *ctx);
+
+/* What a scan of the devices found on one device. */
+struct ulvm_dev_info {
+	const char *path;
+	bool is_pv;
+	char pv_uuid[33];
+	uint64_t size;     /* bytes */
+	uint64_t pe_start; /* sectors, from the label */
+	unsigned mda_count;
+	uint64_t mda_size, mda_free;
+	const char *vg_name; /* NULL for an orphan PV */
+	const char *problem; /* a corrupt label or metadata area: one line, else NULL */
+};
+/* Scan every device (labels and metadata areas). The array stays valid until the next
+ * scan or ulvm_ctx_free. */
+int ulvm_scan(struct ulvm_ctx *ctx, const struct ulvm_dev_info **devs, size_t *ndevs);
+/* Names of all VGs found, sorted. Valid until the next scan. */
+int ulvm_vg_names(struct ulvm_ctx *ctx, const char *const **names, size_t *n);
+
+/* ---- PVs -------------------------------------------------------------------------------- */
+
+struct ulvm_pvcreate_opts {
+	const char *uuid;         /* NULL: generate */
+	uint64_t metadata_size;   /* bytes per metadata area; 0: LVM2 default (1 MiB - 4 KiB) */
+	unsigned metadata_copies; /* 0, 1 or 2; default 1 (pass ULVM_DEFAULT) */
+	uint64_t data_alignment;  /* bytes; 0: 1 MiB */
+	uint64_t bootloader_size; /* bytes; 0: none */
+	uint64_t set_size;        /* bytes; 0: the device size */
+	bool force;               /* overwrite a PV that belongs to a VG (-ff) */
+};
+#define ULVM_DEFAULT 0xffffffffu
+
+int ulvm_pvcreate(struct ulvm_ctx *ctx, const char *path, const struct ulvm_pvcreate_opts *o);
+int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force);
+
+/* ---- VGs -------------------------------------------------------------------------------- */
+
+enum ulvm_lock_mode { ULVM_LOCK_READ, ULVM_LOCK_WRITE };
+
+struct ulvm_vgcreate_opts {
+	uint32_t extent_size; /* sectors; 0: 8192 (4 MiB) */
+	uint32_t max_lv, max_pv;
+	const char *const *tags;
+	size_t ntags;
+	struct ulvm_pvcreate_opts pv; /* for arguments that are not yet PVs */
+};
+
+int ulvm_vgcreate(struct ulvm_ctx *ctx, const char *name, const char *const *pv_paths, size_t npvs,
+                  const struct ulvm_vgcreate_opts *o);
+/* Read a VG under a lock (shared for READ, exclusive for WRITE). -ENOENT if not found. */
+int ulvm_vg_open(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode,
+                 struct ulvm_vg **out);
+/* Write the in-memory VG as a new metadata version (seqno + 1) to every metadata area. */
+int ulvm_vg_commit(struct ulvm_vg *vg, const char *description);
+void ulvm_vg_close(struct ulvm_vg *vg);
+
+int ulvm_vg_extend(struct ulvm_vg *vg, const char *const *pv_paths, size_t n,
+                   const struct ulvm_pvcreate_opts *o);
+int ulvm_vg_reduce(struct ulvm_vg *vg, const char *pv_path);
+int ulvm_vg_rename(struct ulvm_vg *vg, const char *new_name);
+/* Remove the VG (its LVs must already be removed, or `force`); commits. */
+int ulvm_vg_remove(struct ulvm_vg *vg, bool force);
+/* Metadata text of the VG: CFG style raw (what goes on disk) or file (vgcfgbackup). */
+int ulvm_vg_export_text(struct ulvm_vg *vg, bool file_form, const char *description, char **text);
+/* Replace a VG's metadata by a backup file's (vgcfgrestore). PVs are matched by UUID. */
+int ulvm_vg_restore(struct ulvm_ctx *ctx, const char *name, const char *text, size_t len,
+                    const char *what);
+/* Consistency checks (vgck): returns the number of problems found, each logged. */
+int ulvm_vg_check(struct ulvm_vg *vg);
+
+/* ---- LVs -------------------------------------------------------------------------------- */
+
+enum ulvm_alloc_policy { ULVM_ALLOC_NORMAL, ULVM_ALLOC_CONTIGUOUS, ULVM_ALLOC_ANYWHERE };
+
+struct ulvm_lv_params {
+	const char *name;     /* NULL: lvolN */
+	uint64_t extents;     /* size in extents (callers convert sizes) */
+	uint32_t stripes;     /* 0/1: linear */
+	uint32_t stripe_size; /* sectors; 0: 128 (64 KiB) */
+	enum ulvm_alloc_policy alloc;
+	const char *const *pvs; /* restrict allocation to these PVs (paths); NULL: any */
+	size_t npvs;
+	const char *const *tags;
+	size_t ntags;
+};
+
+struct ulvm_lv *ulvm_lv_find(struct ulvm_vg *vg, const char *name);
+int ulvm_lv_create(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ulvm_lv **out);
+/* Grow or shrink to `extents`. Growing uses p's stripes/alloc/pvs (stripes 0 = as the last
+ * segment). */
+int ulvm_lv_resize(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents,
+                   const struct ulvm_lv_params *p);
+int ulvm_lv_remove(struct ulvm_vg *vg, struct ulvm_lv *lv);
+int ulvm_lv_rename(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *new_name);
+int ulvm_tag_add(struct ulvm_strlist *tags, const char *tag);
+int ulvm_tag_del(struct ulvm_strlist *tags, const char *tag);
+
+/* Derived properties, as LVM2 reports them. */
+bool ulvm_lv_visible(const struct ulvm_lv *lv);
+const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segment */
+bool ulvm_strlist_has(const struct ulvm_strlist *l, const char *word);
+uint64_t ulvm_vg_free_extents(const struct ulvm_vg *vg);
+uint64_t ulvm_vg_total_extents(const struct ulvm_vg *vg);
+
+/* ---- sizes ------------------------------------------------------------------------------ */
+/* Parse "12M", "1.5g", "100" (default unit `def`, LVM2 suffixes bBsSkKmMgGtTpPeE; lower
+ * case = 1024-based like LVM2's lvcreate) into sectors, rounded up. */
+int ulvm_parse_size(const char *s, char def_unit, uint64_t *sectors);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

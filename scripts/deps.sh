@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install what ulvm needs from Debian's packages (run as root).
+#   scripts/deps.sh          build dependencies, and LVM2 for the tour's comparison
+#   scripts/deps.sh --test   also what the tests use: cmocka, clang (libFuzzer), LVM2, and the
+#                            kernel-dm oracle's appliance when that tool is present
+set -euo pipefail
+want_test=0
+[ "${1:-}" = "--test" ] && want_test=1
+
+pkgs="build-essential meson ninja-build pkg-config lvm2 util-linux python3"
+[ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs"
+
+missing=""
+for p in $pkgs; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	if [ "$(id -u)" != 0 ]; then
+		echo "deps.sh: missing packages:$missing; run as root to install them" >&2
+		exit 1
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends $missing
+fi
+
+# The real-kernel oracle (shared/tools/kernel-dm) is optional: tests skip, and say so, without it.
+kdm=${KDM_TOOL_DIR:-}
+for d in "$(cd "$(dirname "$0")/../.." && pwd)/shared/tools/kernel-dm" /work/shared/tools/kernel-dm; do
+	[ -z "$kdm" ] && [ -x "$d/setup.sh" ] && kdm=$d
+done
+if [ $want_test = 1 ] && [ -x "$kdm/setup.sh" ] && [ "$(id -u)" = 0 ]; then
+	"$kdm/setup.sh"
+fi
+exit 0

@@ -1,0 +1,110 @@
+/*
+ * cli: the `ulvm` command. LVM2-named subcommands with LVM2's options where they apply,
+ * reports (columns, -o/-O, --units, --separator, --noheadings, --reportformat json), one
+ * clear line per error and LVM2's exit codes. Uses include/ulvm.h only (plus util for
+ * formatting helpers).
+ */
+#ifndef ULVM_CLI_H
+#define ULVM_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "ulvm.h"
+
+/* LVM2's exit codes. */
+#define ECMD_PROCESSED    0
+#define ECMD_FAILED       5
+#define EINVALID_CMD_LINE 3
+
+struct cli {
+	/* common options */
+	const char *devices;
+	const char *devicesfile;
+	bool yes, force, verbose, quiet;
+	int force_count;
+	/* report options */
+	const char *fields[16]; /* -o, in order given */
+	int nfields;
+	const char *sort;
+	char units;
+	bool nosuffix, noheadings, json, all, segments, binary;
+	const char *separator;
+	bool aligned;
+	bool unquoted, nameprefixes, rows;
+	/* positional arguments */
+	char **args;
+	int nargs;
+	const char *cmdline; /* for metadata descriptions */
+	struct ulvm_ctx *ctx;
+};
+
+/* A command: parses its own options from argv (getopt_long), then runs. */
+typedef int (*cmd_fn)(struct cli *c, int argc, char **argv);
+
+struct command {
+	const char *name;
+	cmd_fn fn;
+	const char *summary;
+};
+
+/* main.c */
+int cli_open_ctx(struct cli *c);
+int cli_fail(int err); /* print ulvm_last_error() as one line; return ECMD_FAILED */
+void cli_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Split "VG/LV" (or "/dev/VG/LV"). */
+int cli_split_lv(const char *arg, char *vg, size_t vglen, char *lv, size_t lvlen);
+const char *cli_description(struct cli *c);
+
+/* report.c */
+enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG };
+int report_run(struct cli *c, enum report_type type);
+int report_list_fields(enum report_type type);
+void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len);
+
+/* commands */
+int cmd_pvcreate(struct cli *c, int argc, char **argv);
+int cmd_pvremove(struct cli *c, int argc, char **argv);
+int cmd_pvs(struct cli *c, int argc, char **argv);
+int cmd_pvdisplay(struct cli *c, int argc, char **argv);
+int cmd_pvck(struct cli *c, int argc, char **argv);
+int cmd_vgcreate(struct cli *c, int argc, char **argv);
+int cmd_vgextend(struct cli *c, int argc, char **argv);
+int cmd_vgreduce(struct cli *c, int argc, char **argv);
+int cmd_vgremove(struct cli *c, int argc, char **argv);
+int cmd_vgrename(struct cli *c, int argc, char **argv);
+int cmd_vgs(struct cli *c, int argc, char **argv);
+int cmd_vgdisplay(struct cli *c, int argc, char **argv);
+int cmd_vgck(struct cli *c, int argc, char **argv);
+int cmd_vgcfgbackup(struct cli *c, int argc, char **argv);
+int cmd_vgcfgrestore(struct cli *c, int argc, char **argv);
+int cmd_lvcreate(struct cli *c, int argc, char **argv);
+int cmd_lvextend(struct cli *c, int argc, char **argv);
+int cmd_lvreduce(struct cli *c, int argc, char **argv);
+int cmd_lvresize(struct cli *c, int argc, char **argv);
+int cmd_lvremove(struct cli *c, int argc, char **argv);
+int cmd_lvrename(struct cli *c, int argc, char **argv);
+int cmd_lvs(struct cli *c, int argc, char **argv);
+int cmd_lvdisplay(struct cli *c, int argc, char **argv);
+int cmd_lvchange(struct cli *c, int argc, char **argv);
+
+/* Common long options every command accepts (returns true when it consumed `opt`). */
+#define COMMON_LONGOPTS                                                                            \
+	{"devices", required_argument, NULL, 1000},                                                \
+	    {"devicesfile", required_argument, NULL, 1001},                                        \
+	    {"driverloaded", required_argument, NULL, 1002},                                       \
+	    {"config", required_argument, NULL, 1003}, {"yes", no_argument, NULL, 'y'},            \
+	    {"force", no_argument, NULL, 'f'}, {"verbose", no_argument, NULL, 'v'},                \
+	    {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},                   \
+	    {"debug", no_argument, NULL, 'd'}, {"commandprofile", required_argument, NULL, 1004},  \
+	    {"nolocking", no_argument, NULL, 1005},                                                \
+	{                                                                                          \
+		"lock-dir", required_argument, NULL, 1006                                          \
+	}
+#define COMMON_SHORTOPTS "yfvqhd"
+/* Handle a common option; returns 1 if handled, 0 if not, -1 on error. */
+int cli_common_opt(struct cli *c, int opt, const char *arg);
+extern const char *cli_lock_dir;
+extern bool cli_nolocking;
+
+#endif

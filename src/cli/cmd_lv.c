@@ -1,0 +1,599 @@
+/* LV commands: lvcreate, lvextend, lvreduce, lvresize, lvremove, lvrename, lvs, lvdisplay,
+ * lvchange. */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lvm/lvm.h"
+#include "cli.h"
+
+int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
+
+/* A size request: -L [+-]SIZE or -l [+-]N[%FREE|%VG|%PVS|%LV]. */
+struct size_arg {
+	bool given;
+	char sign; /* 0, '+' or '-' */
+	bool extents;
+	uint64_t value;  /* sectors (-L) or extents (-l) */
+	char percent[8]; /* "FREE", "VG", "PVS", "LV" or "" */
+};
+
+static int parse_size_arg(const char *arg, bool extents, char def_unit, struct size_arg *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->given = true;
+	s->extents = extents;
+	if (*arg == '+' || *arg == '-')
+		s->sign = *arg++;
+	if (extents) {
+		char *end;
+		const char *pct;
+		errno = 0;
+		s->value = strtoull(arg, &end, 10);
+		if (errno || end == arg)
+			return ulvm_error(-EINVAL, "Invalid argument for --extents: %s", arg);
+		if (*end == '%') {
+			pct = end + 1;
+			if (strcmp(pct, "FREE") && strcmp(pct, "VG") && strcmp(pct, "PVS") &&
+			    strcmp(pct, "LV") && strcmp(pct, "ORIGIN"))
+				return ulvm_error(-EINVAL, "Invalid percentage in --extents: %s",
+				                  arg);
+			snprintf(s->percent, sizeof(s->percent), "%s", pct);
+			if (s->value > 100 && strcmp(pct, "LV") && strcmp(pct, "ORIGIN"))
+				return ulvm_error(-EINVAL, "Percentage must not exceed 100");
+		} else if (*end) {
+			return ulvm_error(-EINVAL, "Invalid argument for --extents: %s", arg);
+		}
+		return 0;
+	}
+	return ulvm_parse_size(arg, def_unit, &s->value);
+}
+
+/* Extents the request stands for, relative to an LV of `cur` extents. */
+static int size_arg_extents(struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct size_arg *s,
+                            const char *const *pvs, size_t npvs, uint64_t *out)
+{
+	uint64_t n = s->value;
+
+	if (!s->extents) {
+		uint64_t e = (s->value + vg->extent_size - 1) / vg->extent_size;
+		if (e * vg->extent_size != s->value)
+			ulvm_info("Rounding up size to full physical extent");
+		n = e;
+	} else if (s->percent[0]) {
+		uint64_t base = 0;
+		if (!strcmp(s->percent, "VG"))
+			base = ulvm_vg_total_extents(vg);
+		else if (!strcmp(s->percent, "FREE"))
+			base = ulvm_vg_free_extents(vg);
+		else if (!strcmp(s->percent, "LV") || !strcmp(s->percent, "ORIGIN"))
+			base = lv ? lv->le_count : 0;
+		else /* PVS: free extents on the listed PVs, or all */
+			for (size_t i = 0; i < vg->npvs; i++) {
+				bool sel = !npvs;
+				for (size_t k = 0; k < npvs; k++)
+					sel |= vg->pvs[i]->device &&
+					       !strcmp(pvs[k], vg->pvs[i]->device);
+				if (sel)
+					base += vg->pvs[i]->pe_count - vg->pvs[i]->pe_alloc_count;
+			}
+		n = base * s->value / 100;
+	}
+	if (s->sign == '+')
+		n = (lv ? lv->le_count : 0) + n;
+	else if (s->sign == '-')
+		n = lv && lv->le_count > n ? lv->le_count - n : 0;
+	*out = n;
+	return 0;
+}
+
+static int parse_alloc(const char *arg, enum ulvm_alloc_policy *p)
+{
+	if (!strcmp(arg, "normal") || !strcmp(arg, "inherit") || !strcmp(arg, "cling"))
+		*p = ULVM_ALLOC_NORMAL;
+	else if (!strcmp(arg, "contiguous"))
+		*p = ULVM_ALLOC_CONTIGUOUS;
+	else if (!strcmp(arg, "anywhere"))
+		*p = ULVM_ALLOC_ANYWHERE;
+	else
+		return ulvm_error(-EINVAL, "Invalid allocation policy \"%s\"", arg);
+	return 0;
+}
+
+int cmd_lvcreate(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"size", required_argument, NULL, 'L'},
+	                                   {"extents", required_argument, NULL, 'l'},
+	                                   {"name", required_argument, NULL, 'n'},
+	                                   {"stripes", required_argument, NULL, 'i'},
+	                                   {"stripesize", required_argument, NULL, 'I'},
+	                                   {"contiguous", required_argument, NULL, 'C'},
+	                                   {"alloc", required_argument, NULL, 7000},
+	                                   {"addtag", required_argument, NULL, 7001},
+	                                   {"activate", required_argument, NULL, 'a'},
+	                                   {"zero", required_argument, NULL, 'Z'},
+	                                   {"wipesignatures", required_argument, NULL, 'W'},
+	                                   {"type", required_argument, NULL, 7002},
+	                                   {"setactivationskip", required_argument, NULL, 'k'},
+	                                   {0}};
+	struct ulvm_lv_params p = {0};
+	struct size_arg sz = {0};
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	const char *tags[32], *vgname = NULL, *type = NULL;
+	char vgbuf[256], lvbuf[256];
+	uint64_t s, extents;
+	int opt, r;
+
+	p.tags = tags;
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:", lo, NULL)) !=
+	       -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		switch (opt) {
+		case 'L':
+		case 'l':
+			if (parse_size_arg(optarg, opt == 'l', 'm', &sz))
+				return cli_fail(-EINVAL);
+			break;
+		case 'n':
+			p.name = optarg;
+			break;
+		case 'i':
+			p.stripes = (uint32_t)strtoul(optarg, NULL, 10);
+			if (!p.stripes)
+				return cli_fail(ulvm_error(-EINVAL, "Invalid number of stripes"));
+			break;
+		case 'I':
+			if (ulvm_parse_size(optarg, 'k', &s))
+				return cli_fail(-EINVAL);
+			p.stripe_size = (uint32_t)s;
+			break;
+		case 'C':
+			if (optarg[0] == 'y')
+				p.alloc = ULVM_ALLOC_CONTIGUOUS;
+			break;
+		case 7000:
+			if (parse_alloc(optarg, &p.alloc))
+				return cli_fail(-EINVAL);
+			break;
+		case 7001:
+			if (p.ntags < ARRAY_SIZE(tags))
+				tags[p.ntags++] = optarg;
+			break;
+		case 7002:
+			type = optarg;
+			break;
+		case 'a':
+			if (optarg[0] == 'y' || optarg[0] == 'a' || optarg[0] == 'e' ||
+			    optarg[0] == 'l')
+				return cli_fail(ulvm_error(-EOPNOTSUPP,
+				                           "Activation needs ulvm's device-mapper, "
+				                           "which this version does not have yet; "
+				                           "use -an"));
+			break;
+		case 'Z':
+		case 'W':
+		case 'k':
+			break;
+		default:
+			return EINVALID_CMD_LINE;
+		}
+	}
+	if (type && strcmp(type, "linear") && strcmp(type, "striped"))
+		return cli_fail(
+		    ulvm_error(-EOPNOTSUPP, "ulvm cannot create LVs of type %s yet", type));
+	if (type && !strcmp(type, "linear"))
+		p.stripes = 1;
+	if (optind >= argc) {
+		fprintf(stderr, "  Please specify either size or extents and a volume group\n");
+		return EINVALID_CMD_LINE;
+	}
+	vgname = argv[optind];
+	if (!cli_split_lv(vgname, vgbuf, sizeof(vgbuf), lvbuf, sizeof(lvbuf))) {
+		vgname = vgbuf;
+		if (!p.name)
+			p.name = lvbuf;
+	}
+	if (!sz.given) {
+		fprintf(stderr, "  Please specify either size or extents\n");
+		return EINVALID_CMD_LINE;
+	}
+	p.pvs = (const char *const *)argv + optind + 1;
+	p.npvs = (size_t)(argc - optind - 1);
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (size_t i = 0; i < p.npvs; i++)
+		if ((r = ulvm_ctx_add_device(c->ctx, p.pvs[i])))
+			return cli_fail(r);
+	if ((r = ulvm_vg_open(c->ctx, vgname, ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	size_arg_extents(vg, NULL, &sz, p.pvs, p.npvs, &extents);
+	p.extents = extents;
+	r = ulvm_lv_create(vg, &p, &lv);
+	if (!r)
+		r = ulvm_vg_commit(vg, cli_description(c));
+	if (!r)
+		cli_print("Logical volume \"%s\" created.", lv->name);
+	ulvm_vg_close(vg);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+enum resize_kind { RESIZE_ANY, RESIZE_EXTEND, RESIZE_REDUCE };
+
+static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kind)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"size", required_argument, NULL, 'L'},
+	                                   {"extents", required_argument, NULL, 'l'},
+	                                   {"stripes", required_argument, NULL, 'i'},
+	                                   {"stripesize", required_argument, NULL, 'I'},
+	                                   {"alloc", required_argument, NULL, 7000},
+	                                   {"resizefs", no_argument, NULL, 'r'},
+	                                   {"nofsck", no_argument, NULL, 'n'},
+	                                   {0}};
+	struct ulvm_lv_params p = {0};
+	struct size_arg sz = {0};
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	char vgn[256], lvn[256], b1[64], b2[64];
+	uint64_t s, extents;
+	uint32_t old;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:i:I:rn", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		switch (opt) {
+		case 'L':
+		case 'l':
+			if (parse_size_arg(optarg, opt == 'l', 'm', &sz))
+				return cli_fail(-EINVAL);
+			break;
+		case 'i':
+			p.stripes = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'I':
+			if (ulvm_parse_size(optarg, 'k', &s))
+				return cli_fail(-EINVAL);
+			p.stripe_size = (uint32_t)s;
+			break;
+		case 7000:
+			if (parse_alloc(optarg, &p.alloc))
+				return cli_fail(-EINVAL);
+			break;
+		case 'r':
+			return cli_fail(ulvm_error(-EOPNOTSUPP,
+			                           "--resizefs is not supported: resize "
+			                           "the file system yourself"));
+		case 'n':
+			break;
+		default:
+			return EINVALID_CMD_LINE;
+		}
+	}
+	if (optind >= argc || !sz.given ||
+	    cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr, "  Please specify a size and a logical volume path (VG/LV)\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((kind == RESIZE_EXTEND && sz.sign == '-') ||
+	    (kind == RESIZE_REDUCE && sz.sign == '+')) {
+		fprintf(stderr, "  Size sign does not match the command\n");
+		return EINVALID_CMD_LINE;
+	}
+	p.pvs = (const char *const *)argv + optind + 1;
+	p.npvs = (size_t)(argc - optind - 1);
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	if (!(lv = ulvm_lv_find(vg, lvn))) {
+		r = ulvm_error(-ENOENT, "Logical volume %s not found in volume group %s.", lvn,
+		               vgn);
+		goto out;
+	}
+	old = lv->le_count;
+	size_arg_extents(vg, lv, &sz, p.pvs, p.npvs, &extents);
+	if (kind == RESIZE_EXTEND && extents < old) {
+		r = ulvm_error(-EINVAL,
+		               "New size given (%llu extents) not larger than existing size "
+		               "(%u extents)",
+		               (unsigned long long)extents, old);
+		goto out;
+	}
+	if (kind == RESIZE_REDUCE && extents > old) {
+		r = ulvm_error(-EINVAL,
+		               "New size given (%llu extents) not less than existing size "
+		               "(%u extents)",
+		               (unsigned long long)extents, old);
+		goto out;
+	}
+	if (extents < old && !c->force && !c->yes) {
+		r = ulvm_error(-EPERM, "Reducing %s/%s would destroy data in it: confirm with -f",
+		               vgn, lvn);
+		goto out;
+	}
+	if ((r = ulvm_lv_resize(vg, lv, extents, &p)) ||
+	    (r = ulvm_vg_commit(vg, cli_description(c))))
+		goto out;
+	format_size((uint64_t)old * vg->extent_size, 'h', true, true, b1, sizeof(b1));
+	format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b2, sizeof(b2));
+	cli_print("Size of logical volume %s/%s changed from %s (%u extents) to %s (%u extents).",
+	          vgn, lvn, b1, old, b2, lv->le_count);
+	cli_print("Logical volume %s/%s successfully resized.", vgn, lvn);
+out:
+	ulvm_vg_close(vg);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+int cmd_lvextend(struct cli *c, int argc, char **argv)
+{
+	return resize_cmd(c, argc, argv, RESIZE_EXTEND);
+}
+
+int cmd_lvreduce(struct cli *c, int argc, char **argv)
+{
+	return resize_cmd(c, argc, argv, RESIZE_REDUCE);
+}
+
+int cmd_lvresize(struct cli *c, int argc, char **argv)
+{
+	return resize_cmd(c, argc, argv, RESIZE_ANY);
+}
+
+int cmd_lvremove(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	if (optind >= argc) {
+		fprintf(stderr, "  Please enter one or more logical volume paths\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++) {
+		char vgn[256], lvn[256];
+		struct ulvm_vg *vg;
+		bool whole_vg = cli_split_lv(argv[i], vgn, sizeof(vgn), lvn, sizeof(lvn)) != 0;
+		bool found = false;
+
+		if (whole_vg)
+			snprintf(vgn, sizeof(vgn), "%s", argv[i]);
+		if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		/* Commit after each LV, as LVM2 does, so a failure keeps what was done. */
+		for (size_t l = 0; l < vg->nlvs;) {
+			struct ulvm_lv *lv = vg->lvs[l];
+			char name[256];
+			if ((!whole_vg && strcmp(lv->name, lvn)) ||
+			    (whole_vg && !ulvm_lv_visible(lv))) {
+				l++;
+				continue;
+			}
+			found = true;
+			snprintf(name, sizeof(name), "%s", lv->name);
+			if ((r = ulvm_lv_remove(vg, lv)) ||
+			    (r = ulvm_vg_commit(vg, cli_description(c)))) {
+				cli_fail(r);
+				rc = ECMD_FAILED;
+				l++;
+				continue;
+			}
+			cli_print("Logical volume \"%s\" successfully removed.", name);
+			if (!whole_vg)
+				break;
+		}
+		if (!whole_vg && !found) {
+			fprintf(stderr, "  Failed to find logical volume \"%s/%s\"\n", vgn, lvn);
+			rc = ECMD_FAILED;
+		}
+		ulvm_vg_close(vg);
+	}
+	return rc;
+}
+
+int cmd_lvrename(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	char vgn[256], lvn[256], newvg[256], newlv[256];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	if (argc - optind == 3) {
+		snprintf(vgn, sizeof(vgn), "%s", argv[optind]);
+		snprintf(lvn, sizeof(lvn), "%s", argv[optind + 1]);
+		snprintf(newlv, sizeof(newlv), "%s", argv[optind + 2]);
+	} else if (argc - optind == 2 &&
+	           !cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		if (!cli_split_lv(argv[optind + 1], newvg, sizeof(newvg), newlv, sizeof(newlv))) {
+			if (strcmp(newvg, vgn)) {
+				fprintf(stderr,
+				        "  VG name mismatch from position arg (%s) and option "
+				        "arg (%s).\n",
+				        vgn, newvg);
+				return EINVALID_CMD_LINE;
+			}
+		} else {
+			snprintf(newlv, sizeof(newlv), "%s", argv[optind + 1]);
+		}
+	} else {
+		fprintf(stderr, "  Old and new logical volume names required\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	if (!(lv = ulvm_lv_find(vg, lvn)))
+		r = ulvm_error(-ENOENT,
+		               "Existing logical volume \"%s\" not found in volume group "
+		               "\"%s\"",
+		               lvn, vgn);
+	if (!r)
+		r = ulvm_lv_rename(vg, lv, newlv);
+	if (!r)
+		r = ulvm_vg_commit(vg, cli_description(c));
+	ulvm_vg_close(vg);
+	if (r)
+		return cli_fail(r);
+	cli_print("Renamed \"%s\" to \"%s\" in volume group \"%s\"", lvn, newlv, vgn);
+	return ECMD_PROCESSED;
+}
+
+int cmd_lvs(struct cli *c, int argc, char **argv)
+{
+	return report_cmd(c, argc, argv, REPORT_LV);
+}
+
+int cmd_lvdisplay(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
+	const char *const *names;
+	char **copy;
+	size_t n;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
+		if (opt == 'C') {
+			optind = 1;
+			return report_cmd(c, argc, argv, REPORT_LV);
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+		return cli_fail(r);
+	if (!(copy = calloc(n + 1, sizeof(*copy))))
+		return cli_fail(-ENOMEM);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = strdup(names[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct ulvm_vg *vg;
+		if (ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))
+			continue;
+		for (size_t l = 0; l < vg->nlvs; l++) {
+			struct ulvm_lv *lv = vg->lvs[l];
+			char u[UUID_STR_LEN + 1], b[64], t[64];
+			bool sel = optind >= argc;
+			time_t ct = (time_t)lv->creation_time;
+			struct tm tm;
+
+			for (int a = optind; a < argc; a++) {
+				char vgn[256], lvn[256];
+				sel |=
+				    !strcmp(argv[a], vg->name) ||
+				    (!cli_split_lv(argv[a], vgn, sizeof(vgn), lvn, sizeof(lvn)) &&
+				     !strcmp(vgn, vg->name) && !strcmp(lvn, lv->name));
+			}
+			if (!sel || !ulvm_lv_visible(lv))
+				continue;
+			uuid_format(lv->uuid, u);
+			t[0] = '\0';
+			if (ct && localtime_r(&ct, &tm))
+				strftime(t, sizeof(t), "%Y-%m-%d %T %z", &tm);
+			printf("  --- Logical volume ---\n");
+			printf("  LV Path                /dev/%s/%s\n", vg->name, lv->name);
+			printf("  LV Name                %s\n", lv->name);
+			printf("  VG Name                %s\n", vg->name);
+			printf("  LV UUID                %s\n", u);
+			printf("  LV Write Access        %s\n",
+			       ulvm_strlist_has(&lv->status, "WRITE") ? "read/write" : "read only");
+			printf("  LV Creation host, time %s, %s\n",
+			       lv->creation_host ? lv->creation_host : "", t);
+			printf("  LV Status              NOT available\n");
+			format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b,
+			            sizeof(b));
+			printf("  LV Size                %s\n", b);
+			printf("  Current LE             %u\n", lv->le_count);
+			printf("  Segments               %zu\n", lv->nsegs);
+			printf("  Allocation             inherit\n");
+			printf("  Read ahead sectors     auto\n   \n");
+		}
+		ulvm_vg_close(vg);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(copy[i]);
+	free(copy);
+	return ECMD_PROCESSED;
+}
+
+int cmd_lvchange(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"addtag", required_argument, NULL, 8000},
+	                                   {"deltag", required_argument, NULL, 8001},
+	                                   {"activate", required_argument, NULL, 'a'},
+	                                   {0}};
+	const char *add[32], *del[32];
+	size_t nadd = 0, ndel = 0;
+	int opt, r, rc = ECMD_PROCESSED;
+	bool activate = false;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (opt == 8000 && nadd < ARRAY_SIZE(add))
+			add[nadd++] = optarg;
+		else if (opt == 8001 && ndel < ARRAY_SIZE(del))
+			del[ndel++] = optarg;
+		else if (opt == 'a')
+			activate = optarg[0] != 'n';
+		else
+			return EINVALID_CMD_LINE;
+	}
+	if (activate)
+		return cli_fail(ulvm_error(-EOPNOTSUPP, "Activation needs ulvm's device-mapper, "
+		                                        "which this version does not have yet"));
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++) {
+		char vgn[256], lvn[256];
+		struct ulvm_vg *vg;
+		struct ulvm_lv *lv;
+
+		if (cli_split_lv(argv[i], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+			fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", argv[i]);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if (!(lv = ulvm_lv_find(vg, lvn))) {
+			r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn,
+			               lvn);
+		} else {
+			r = 0;
+			for (size_t k = 0; k < nadd && !r; k++)
+				r = ulvm_tag_add(&lv->tags, add[k]);
+			for (size_t k = 0; k < ndel && !r; k++)
+				r = ulvm_tag_del(&lv->tags, del[k]);
+			if (!r && (nadd || ndel))
+				r = ulvm_vg_commit(vg, cli_description(c));
+		}
+		if (r) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+		} else if (nadd || ndel) {
+			cli_print("Logical volume %s/%s changed.", vgn, lvn);
+		}
+		ulvm_vg_close(vg);
+	}
+	return rc;
+}

@@ -1,0 +1,341 @@
+/* PV commands: pvcreate, pvremove, pvs, pvdisplay, pvck. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lvm/lvm.h"
+#include "cli.h"
+
+/* Options shared by pvcreate, vgcreate and vgextend. Returns 1 if handled. */
+int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o);
+int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
+{
+	uint64_t s;
+
+	switch (opt) {
+	case 2000:
+	case 2002:
+	case 2003:
+	case 2004:
+		if (ulvm_parse_size(arg, 'm', &s))
+			return -1;
+		if (opt == 2000)
+			o->metadata_size = s * SECTOR_SIZE;
+		else if (opt == 2002)
+			o->data_alignment = s * SECTOR_SIZE;
+		else if (opt == 2003)
+			o->bootloader_size = s * SECTOR_SIZE;
+		else
+			o->set_size = s * SECTOR_SIZE;
+		return 1;
+	case 2001:
+		o->metadata_copies = (unsigned)strtoul(arg, NULL, 10);
+		return 1;
+	case 'u':
+		o->uuid = arg;
+		return 1;
+	case 'Z':
+	case 2005:
+		return 1;
+	}
+	return 0;
+}
+
+#define PVCREATE_LONGOPTS                                                                          \
+	{"metadatasize", required_argument, NULL, 2000},                                           \
+	    {"pvmetadatacopies", required_argument, NULL, 2001},                                   \
+	    {"metadatacopies", required_argument, NULL, 2001},                                     \
+	    {"dataalignment", required_argument, NULL, 2002},                                      \
+	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
+	    {"setphysicalvolumesize", required_argument, NULL, 2004},                              \
+	    {"uuid", required_argument, NULL, 'u'}, {"zero", required_argument, NULL, 'Z'},        \
+	{                                                                                          \
+		"norestorefile", no_argument, NULL, 2005                                           \
+	}
+
+int cmd_pvcreate(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, PVCREATE_LONGOPTS, {0}};
+	struct ulvm_pvcreate_opts o = {.metadata_copies = ULVM_DEFAULT};
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "u:Z:", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		r = pvcreate_opt(opt, optarg, &o);
+		if (r == 1)
+			continue;
+		if (r < 0)
+			return cli_fail(-EINVAL);
+		return EINVALID_CMD_LINE;
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "  Please enter a physical volume path.\n");
+		return EINVALID_CMD_LINE;
+	}
+	o.force = c->force_count >= 2;
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++) {
+		if ((r = ulvm_pvcreate(c->ctx, argv[i], &o))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		cli_print("Physical volume \"%s\" successfully created.", argv[i]);
+	}
+	return rc;
+}
+
+int cmd_pvremove(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++) {
+		if ((r = ulvm_pvremove(c->ctx, argv[i], c->force_count >= 2))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		cli_print("Labels on physical volume \"%s\" successfully wiped.", argv[i]);
+	}
+	return rc;
+}
+
+/* Report options for pvs, vgs, lvs. Returns 1 if handled. */
+int report_opt(struct cli *c, int opt, const char *arg);
+int report_opt(struct cli *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'o':
+		if (c->nfields < (int)ARRAY_SIZE(c->fields))
+			c->fields[c->nfields++] = arg;
+		return 1;
+	case 'O':
+		c->sort = arg;
+		return 1;
+	case 'a':
+		c->all = true;
+		return 1;
+	case 3000:
+		c->units = arg[0];
+		if (!strchr("hHrRbBsSkKmMgGtTpPeE", c->units) || arg[1]) {
+			ulvm_error(-EINVAL, "Invalid units specification \"%s\"", arg);
+			return -1;
+		}
+		return 1;
+	case 3001:
+		c->nosuffix = true;
+		return 1;
+	case 3002:
+		c->noheadings = true;
+		return 1;
+	case 3003:
+		c->separator = arg;
+		return 1;
+	case 3004:
+		if (!strcmp(arg, "json") || !strcmp(arg, "json_std"))
+			c->json = true;
+		else if (strcmp(arg, "basic")) {
+			ulvm_error(-EINVAL, "Unknown report format \"%s\"", arg);
+			return -1;
+		}
+		return 1;
+	case 3005:
+		c->segments = true;
+		return 1;
+	case 3006:
+		c->aligned = true;
+		return 1;
+	case 3007:
+		c->binary = true;
+		return 1;
+	}
+	return 0;
+}
+
+#define REPORT_LONGOPTS                                                                            \
+	{"options", required_argument, NULL, 'o'}, {"sort", required_argument, NULL, 'O'},         \
+	    {"all", no_argument, NULL, 'a'}, {"units", required_argument, NULL, 3000},             \
+	    {"nosuffix", no_argument, NULL, 3001}, {"noheadings", no_argument, NULL, 3002},        \
+	    {"separator", required_argument, NULL, 3003},                                          \
+	    {"reportformat", required_argument, NULL, 3004},                                       \
+	    {"segments", no_argument, NULL, 3005}, {"aligned", no_argument, NULL, 3006},           \
+	{                                                                                          \
+		"binary", no_argument, NULL, 3007                                                  \
+	}
+
+int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
+int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, REPORT_LONGOPTS, {0}};
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:a", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		r = report_opt(c, opt, optarg);
+		if (r == 1)
+			continue;
+		if (r < 0)
+			return cli_fail(-EINVAL);
+		return EINVALID_CMD_LINE;
+	}
+	for (int i = 0; i < c->nfields; i++)
+		if (!strcmp(c->fields[i], "help"))
+			return report_list_fields(type);
+	c->args = argv + optind;
+	c->nargs = argc - optind;
+	return report_run(c, type);
+}
+
+int cmd_pvs(struct cli *c, int argc, char **argv)
+{
+	return report_cmd(c, argc, argv, REPORT_PV);
+}
+
+int cmd_pvdisplay(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"units", required_argument, NULL, 3000},
+	                                   {"columns", no_argument, NULL, 'C'},
+	                                   {0}};
+	const struct ulvm_dev_info *devs;
+	size_t ndevs;
+	int opt, r;
+
+	c->units = 'h';
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
+		if (opt == 'C') {
+			c->units = 0;
+			optind = 1;
+			return report_cmd(c, argc, argv, REPORT_PV);
+		}
+		if (opt == 3000) {
+			c->units = optarg[0];
+			continue;
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		return cli_fail(r);
+	for (size_t d = 0; d < ndevs; d++) {
+		struct ulvm_vg *vg = NULL;
+		struct ulvm_pv *pv = NULL;
+		char vgname[256] = "", path[4096], u[UUID_STR_LEN + 1], b1[64], b2[64];
+		bool sel = optind >= argc;
+		const struct ulvm_dev_info *di;
+
+		for (int i = optind; i < argc; i++)
+			sel |= !strcmp(argv[i], devs[d].path);
+		if (!devs[d].is_pv || !sel)
+			continue;
+		if (devs[d].vg_name)
+			snprintf(vgname, sizeof(vgname), "%s", devs[d].vg_name);
+		snprintf(path, sizeof(path), "%s", devs[d].path);
+		/* Opening the VG rescans: `devs` is stale until ulvm_scan() below. */
+		if (vgname[0] && ulvm_vg_open(c->ctx, vgname, ULVM_LOCK_READ, &vg) == 0)
+			for (size_t p = 0; p < vg->npvs; p++)
+				if (vg->pvs[p]->device && !strcmp(vg->pvs[p]->device, path))
+					pv = vg->pvs[p];
+		/* The scan array was replaced by the open: look the device up again. */
+		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
+			return cli_fail(r);
+		di = &devs[d];
+		uuid_format(di->pv_uuid, u);
+		printf("  --- %sPhysical volume ---\n", pv ? "" : "NEW ");
+		printf("  PV Name               %s\n", di->path);
+		printf("  VG Name               %s\n", vgname);
+		if (pv) {
+			uint64_t data = (uint64_t)pv->pe_count * vg->extent_size;
+			uint64_t devsz = di->size / SECTOR_SIZE;
+			format_size(devsz > data + pv->pe_start ? devsz : data + pv->pe_start, 'h',
+			            true, true, b1, sizeof(b1));
+			format_size(devsz > data + pv->pe_start ? devsz - data
+			                                        : data + pv->pe_start - devsz,
+			            'h', true, true, b2, sizeof(b2));
+			printf("  PV Size               %s / not usable %s\n", b1, b2);
+			printf(
+			    "  Allocatable           %s\n",
+			    ulvm_strlist_has(&pv->status, "ALLOCATABLE")
+			        ? (pv->pe_alloc_count == pv->pe_count ? "yes (but full)" : "yes ")
+			        : "NO");
+			format_size(vg->extent_size, 'h', true, true, b1, sizeof(b1));
+			printf("  PE Size               %s\n", b1);
+			printf("  Total PE              %u\n", pv->pe_count);
+			printf("  Free PE               %u\n", pv->pe_count - pv->pe_alloc_count);
+			printf("  Allocated PE          %u\n", pv->pe_alloc_count);
+		} else {
+			format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
+			printf("  PV Size               %s\n", b1);
+			printf("  Allocatable           NO\n");
+			printf("  PE Size               0   \n");
+			printf("  Total PE              0\n  Free PE               0\n"
+			       "  Allocated PE          0\n");
+		}
+		printf("  PV UUID               %s\n   \n", u);
+		ulvm_vg_close(vg);
+	}
+	return ECMD_PROCESSED;
+}
+
+int cmd_pvck(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"dump", required_argument, NULL, 4000}, {0}};
+	const struct ulvm_dev_info *devs;
+	size_t ndevs;
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
+		if (opt == 4000)
+			continue;
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++)
+		if ((r = ulvm_ctx_add_device(c->ctx, argv[i])))
+			return cli_fail(r);
+	if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		return cli_fail(r);
+	for (size_t d = 0; d < ndevs; d++) {
+		struct dev_entry *de = &c->ctx->devs[d];
+		bool sel = optind >= argc;
+
+		for (int i = optind; i < argc; i++)
+			sel |= !strcmp(argv[i], devs[d].path);
+		if (!sel)
+			continue;
+		if (!de->has_label) {
+			fprintf(stderr, "  %s\n", de->problem ? de->problem : "");
+			if (!de->problem)
+				fprintf(stderr, "  No LVM label found on %s\n", de->path);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		cli_print("Found label on %s, sector %u, type=LVM2 001", de->path,
+		          de->label.sector);
+		for (unsigned k = 0; k < de->nmdas; k++) {
+			if (de->mdas[k].problem) {
+				fprintf(stderr, "  %s\n", de->mdas[k].problem);
+				rc = ECMD_FAILED;
+				continue;
+			}
+			cli_print("Found text metadata area: offset=%llu, size=%llu",
+			          (unsigned long long)de->label.mdas[k].offset,
+			          (unsigned long long)de->label.mdas[k].size);
+		}
+	}
+	return rc;
+}

@@ -1,0 +1,508 @@
+/* VG commands: vgcreate, vgextend, vgreduce, vgremove, vgrename, vgs, vgdisplay, vgck,
+ * vgcfgbackup, vgcfgrestore. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lvm/lvm.h"
+#include "cli.h"
+
+int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o);
+int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
+
+#define PV_LONGOPTS                                                                                \
+	{"metadatasize", required_argument, NULL, 2000},                                           \
+	    {"pvmetadatacopies", required_argument, NULL, 2001},                                   \
+	    {"dataalignment", required_argument, NULL, 2002},                                      \
+	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
+	{                                                                                          \
+		"zero", required_argument, NULL, 'Z'                                               \
+	}
+
+int cmd_vgcreate(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   PV_LONGOPTS,
+	                                   {"physicalextentsize", required_argument, NULL, 's'},
+	                                   {"addtag", required_argument, NULL, 5000},
+	                                   {"maxlogicalvolumes", required_argument, NULL, 'l'},
+	                                   {"maxphysicalvolumes", required_argument, NULL, 'p'},
+	                                   {"vgmetadatacopies", required_argument, NULL, 5001},
+	                                   {0}};
+	struct ulvm_vgcreate_opts o = {.pv.metadata_copies = ULVM_DEFAULT};
+	const char *tags[32];
+	uint64_t s;
+	int opt, r;
+
+	o.tags = tags;
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "s:l:p:Z:", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if ((r = pvcreate_opt(opt, optarg, &o.pv)) == 1)
+			continue;
+		switch (opt) {
+		case 's':
+			if (ulvm_parse_size(optarg, 'm', &s))
+				return cli_fail(-EINVAL);
+			if (s > UINT32_MAX)
+				return cli_fail(ulvm_error(-EINVAL, "extent size too large"));
+			o.extent_size = (uint32_t)s;
+			break;
+		case 5000:
+			if (o.ntags < ARRAY_SIZE(tags))
+				tags[o.ntags++] = optarg;
+			break;
+		case 'l':
+			o.max_lv = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'p':
+			o.max_pv = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 5001:
+			break;
+		default:
+			return EINVALID_CMD_LINE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "  Please provide volume group name and physical volumes\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (optind + 1 >= argc) {
+		fprintf(stderr, "  Please enter physical volume name(s)\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	r = ulvm_vgcreate(c->ctx, argv[optind], (const char *const *)argv + optind + 1,
+	                  (size_t)(argc - optind - 1), &o);
+	if (r)
+		return cli_fail(r);
+	cli_print("Volume group \"%s\" successfully created", argv[optind]);
+	return ECMD_PROCESSED;
+}
+
+/* Open VG `name` for writing, or print why not. */
+static int open_vg(struct cli *c, const char *name, enum ulvm_lock_mode mode, struct ulvm_vg **vg)
+{
+	int r;
+
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, name, mode, vg)))
+		return r;
+	return 0;
+}
+
+int cmd_vgextend(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, PV_LONGOPTS, {0}};
+	struct ulvm_pvcreate_opts o = {.metadata_copies = ULVM_DEFAULT};
+	struct ulvm_vg *vg;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Z:", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1 || pvcreate_opt(opt, optarg, &o) == 1)
+			continue;
+		return EINVALID_CMD_LINE;
+	}
+	if (argc - optind < 2) {
+		fprintf(stderr, "  Please enter volume group name and physical volume(s)\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	r = ulvm_vg_extend(vg, (const char *const *)argv + optind + 1, (size_t)(argc - optind - 1),
+	                   &o);
+	ulvm_vg_close(vg);
+	if (r)
+		return cli_fail(r);
+	cli_print("Volume group \"%s\" successfully extended", argv[optind]);
+	return ECMD_PROCESSED;
+}
+
+int cmd_vgreduce(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	struct ulvm_vg *vg;
+	bool all = false;
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a", lo, NULL)) != -1) {
+		if (opt == 'a') {
+			all = true;
+			continue;
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if (argc - optind < (all ? 1 : 2)) {
+		fprintf(stderr, "  Please give volume group name and physical volume paths\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	if (all) {
+		/* Every unused PV but one. */
+		for (size_t i = vg->npvs; i-- > 0 && vg->npvs > 1;) {
+			char *dev;
+			if (vg->pvs[i]->pe_alloc_count || !vg->pvs[i]->device)
+				continue;
+			dev = strdup(vg->pvs[i]->device);
+			if (!dev || (r = ulvm_vg_reduce(vg, dev))) {
+				cli_fail(r);
+				rc = ECMD_FAILED;
+			} else {
+				cli_print("Removed \"%s\" from volume group \"%s\"", dev, vg->name);
+			}
+			free(dev);
+		}
+	}
+	for (int i = optind + 1; i < argc; i++) {
+		if ((r = ulvm_vg_reduce(vg, argv[i]))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		cli_print("Removed \"%s\" from volume group \"%s\"", argv[i], vg->name);
+	}
+	ulvm_vg_close(vg);
+	return rc;
+}
+
+int cmd_vgremove(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	if (optind >= argc) {
+		fprintf(stderr, "  Please enter one or more volume group paths\n");
+		return EINVALID_CMD_LINE;
+	}
+	for (int i = optind; i < argc; i++) {
+		struct ulvm_vg *vg;
+		size_t nlv;
+		if ((r = open_vg(c, argv[i], ULVM_LOCK_WRITE, &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		nlv = vg->nlvs;
+		r = ulvm_vg_remove(vg, c->force);
+		ulvm_vg_close(vg);
+		if (r) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if (nlv)
+			cli_print("Logical volumes of volume group \"%s\" removed", argv[i]);
+		cli_print("Volume group \"%s\" successfully removed", argv[i]);
+	}
+	return rc;
+}
+
+int cmd_vgrename(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	struct ulvm_vg *vg;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	if (argc - optind != 2) {
+		fprintf(stderr, "  Old and new volume group names need specifying\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	r = ulvm_vg_rename(vg, argv[optind + 1]);
+	ulvm_vg_close(vg);
+	if (r)
+		return cli_fail(r);
+	cli_print("Volume group \"%s\" successfully renamed to \"%s\"", argv[optind],
+	          argv[optind + 1]);
+	return ECMD_PROCESSED;
+}
+
+int cmd_vgs(struct cli *c, int argc, char **argv)
+{
+	return report_cmd(c, argc, argv, REPORT_VG);
+}
+
+int cmd_vgdisplay(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
+	const char *const *names;
+	char **copy;
+	size_t n;
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
+		if (opt == 'C') {
+			optind = 1;
+			return report_cmd(c, argc, argv, REPORT_VG);
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+		return cli_fail(r);
+	if (!(copy = calloc(n + 1, sizeof(*copy))))
+		return cli_fail(-ENOMEM);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = strdup(names[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct ulvm_vg *vg;
+		char u[UUID_STR_LEN + 1], b[64];
+		bool sel = optind >= argc;
+		size_t open_lvs = 0;
+		uint64_t tot, fr;
+
+		for (int a = optind; a < argc; a++)
+			sel |= !strcmp(argv[a], copy[i]);
+		if (!sel || !copy[i])
+			continue;
+		if ((r = ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		for (size_t l = 0; l < vg->nlvs; l++)
+			open_lvs += ulvm_lv_visible(vg->lvs[l]);
+		tot = ulvm_vg_total_extents(vg);
+		fr = ulvm_vg_free_extents(vg);
+		uuid_format(vg->uuid, u);
+		printf("  --- Volume group ---\n");
+		printf("  VG Name               %s\n", vg->name);
+		printf("  System ID             \n");
+		printf("  Format                lvm2\n");
+		printf("  Metadata Areas        %zu\n", vg->npvs);
+		printf("  Metadata Sequence No  %u\n", vg->seqno);
+		printf("  VG Access             %s\n",
+		       ulvm_strlist_has(&vg->status, "WRITE") ? "read/write" : "read");
+		printf("  VG Status             %s\n",
+		       ulvm_strlist_has(&vg->status, "RESIZEABLE") ? "resizable" : "");
+		printf("  MAX LV                %u\n", vg->max_lv);
+		printf("  Cur LV                %zu\n", open_lvs);
+		printf("  Open LV               0\n");
+		printf("  Max PV                %u\n", vg->max_pv);
+		printf("  Cur PV                %zu\n", vg->npvs);
+		printf("  Act PV                %zu\n", vg->npvs);
+		format_size(tot * vg->extent_size, 'h', true, true, b, sizeof(b));
+		printf("  VG Size               %s\n", b);
+		format_size(vg->extent_size, 'h', true, true, b, sizeof(b));
+		printf("  PE Size               %s\n", b);
+		printf("  Total PE              %llu\n", (unsigned long long)tot);
+		format_size((tot - fr) * vg->extent_size, 'h', true, true, b, sizeof(b));
+		printf("  Alloc PE / Size       %llu / %s\n", (unsigned long long)(tot - fr), b);
+		format_size(fr * vg->extent_size, 'h', true, true, b, sizeof(b));
+		printf("  Free  PE / Size       %llu / %s\n", (unsigned long long)fr, b);
+		printf("  VG UUID               %s\n   \n", u);
+		ulvm_vg_close(vg);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(copy[i]);
+	free(copy);
+	return rc;
+}
+
+int cmd_vgck(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"updatemetadata", no_argument, NULL, 6000}, {0}};
+	const char *const *names;
+	char **copy;
+	size_t n;
+	bool update = false;
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
+		if (opt == 6000) {
+			update = true;
+			continue;
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+		return cli_fail(r);
+	for (int a = optind; a < argc; a++) {
+		bool found = false;
+		for (size_t i = 0; i < n; i++)
+			found |= !strcmp(names[i], argv[a]);
+		if (!found) {
+			fprintf(stderr, "  Volume group \"%s\" not found\n", argv[a]);
+			rc = ECMD_FAILED;
+		}
+	}
+	if (!(copy = calloc(n + 1, sizeof(*copy))))
+		return cli_fail(-ENOMEM);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = strdup(names[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct ulvm_vg *vg;
+		bool sel = optind >= argc;
+		int problems;
+
+		for (int a = optind; a < argc; a++)
+			sel |= !strcmp(argv[a], copy[i]);
+		if (!sel)
+			continue;
+		if ((r = ulvm_vg_open(c->ctx, copy[i], update ? ULVM_LOCK_WRITE : ULVM_LOCK_READ,
+		                      &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		problems = ulvm_vg_check(vg);
+		if (problems && update) {
+			if ((r = ulvm_vg_commit(vg, cli_description(c)))) {
+				cli_fail(r);
+				rc = ECMD_FAILED;
+			} else {
+				cli_print("Updated metadata of VG %s to seqno %u", vg->name,
+				          vg->seqno);
+			}
+		} else if (problems) {
+			rc = ECMD_FAILED;
+		}
+		ulvm_vg_close(vg);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(copy[i]);
+	free(copy);
+	return rc;
+}
+
+int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"file", required_argument, NULL, 'F'}, {0}};
+	const char *file = NULL;
+	const char *const *names;
+	char **copy;
+	size_t n;
+	int opt, r, rc = ECMD_PROCESSED;
+
+	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
+	while ((opt = getopt_long(argc, argv, "yvqhdf:", lo, NULL)) != -1) {
+		if (opt == 'F' || (opt == 'f' && optarg)) {
+			file = optarg;
+			continue;
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+		return cli_fail(r);
+	if (!(copy = calloc(n + 1, sizeof(*copy))))
+		return cli_fail(-ENOMEM);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = strdup(names[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct ulvm_vg *vg;
+		char path[4096], *text = NULL;
+		bool sel = optind >= argc;
+		FILE *f;
+
+		for (int a = optind; a < argc; a++)
+			sel |= !strcmp(argv[a], copy[i]);
+		if (!sel)
+			continue;
+		if ((r = ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if (file && strstr(file, "%s"))
+			snprintf(path, sizeof(path), file, vg->name);
+		else if (file)
+			snprintf(path, sizeof(path), "%s", file);
+		else
+			snprintf(path, sizeof(path), "/etc/lvm/backup/%s", vg->name);
+		r = ulvm_vg_export_text(vg, true, cli_description(c), &text);
+		ulvm_vg_close(vg);
+		if (r) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if (!file)
+			mkdir("/etc/lvm", 0755), mkdir("/etc/lvm/backup", 0700);
+		if (!(f = fopen(path, "we")) || fputs(text, f) < 0 || fclose(f)) {
+			fprintf(stderr, "  %s: cannot write backup: %s\n", path, strerror(errno));
+			rc = ECMD_FAILED;
+		} else {
+			cli_print("Volume group \"%s\" successfully backed up.", copy[i]);
+		}
+		free(text);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(copy[i]);
+	free(copy);
+	return rc;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	struct strbuf sb;
+	char buf[65536];
+	size_t n;
+
+	if (!f)
+		return NULL;
+	sb_init(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_put(&sb, buf, n);
+	fclose(f);
+	*len = sb.len;
+	return sb_steal(&sb);
+}
+
+int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"file", required_argument, NULL, 'F'}, {0}};
+	const char *file = NULL;
+	char path[4096], *text;
+	size_t len;
+	int opt, r;
+
+	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
+	while ((opt = getopt_long(argc, argv, "yvqhdf:", lo, NULL)) != -1) {
+		if (opt == 'F' || (opt == 'f' && optarg)) {
+			file = optarg;
+			continue;
+		}
+		if (cli_common_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "  Please specify a *single* volume group to restore.\n");
+		return EINVALID_CMD_LINE;
+	}
+	snprintf(path, sizeof(path), "%s", file ? file : "");
+	if (!file)
+		snprintf(path, sizeof(path), "/etc/lvm/backup/%s", argv[optind]);
+	if (!(text = read_file(path, &len))) {
+		fprintf(stderr, "  %s: cannot read backup: %s\n", path, strerror(errno));
+		return ECMD_FAILED;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_restore(c->ctx, argv[optind], text, len, path))) {
+		free(text);
+		return cli_fail(r);
+	}
+	free(text);
+	cli_print("Restored volume group %s.", argv[optind]);
+	return ECMD_PROCESSED;
+}

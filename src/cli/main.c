@@ -1,0 +1,197 @@
+/*
+ * The `ulvm` command: `ulvm <lvm2-command> [options] [args]`, or invoked through a link
+ * named like the LVM2 command (pvs, lvcreate, ...).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "cli.h"
+
+const char *cli_lock_dir;
+bool cli_nolocking;
+
+static const struct command commands[] = {
+    {"pvcreate", cmd_pvcreate, "Initialize devices (files or block devices) as PVs"},
+    {"pvremove", cmd_pvremove, "Remove the PV label from devices"},
+    {"pvs", cmd_pvs, "Report PVs"},
+    {"pvdisplay", cmd_pvdisplay, "Display PV attributes"},
+    {"pvck", cmd_pvck, "Check PV labels and metadata areas"},
+    {"vgcreate", cmd_vgcreate, "Create a VG"},
+    {"vgextend", cmd_vgextend, "Add PVs to a VG"},
+    {"vgreduce", cmd_vgreduce, "Remove unused PVs from a VG"},
+    {"vgremove", cmd_vgremove, "Remove VGs"},
+    {"vgrename", cmd_vgrename, "Rename a VG"},
+    {"vgs", cmd_vgs, "Report VGs"},
+    {"vgdisplay", cmd_vgdisplay, "Display VG attributes"},
+    {"vgck", cmd_vgck, "Check VG metadata consistency"},
+    {"vgcfgbackup", cmd_vgcfgbackup, "Write VG metadata to a backup file"},
+    {"vgcfgrestore", cmd_vgcfgrestore, "Restore VG metadata from a backup file"},
+    {"lvcreate", cmd_lvcreate, "Create a linear or striped LV"},
+    {"lvextend", cmd_lvextend, "Grow an LV"},
+    {"lvreduce", cmd_lvreduce, "Shrink an LV"},
+    {"lvresize", cmd_lvresize, "Resize an LV"},
+    {"lvremove", cmd_lvremove, "Remove LVs"},
+    {"lvrename", cmd_lvrename, "Rename an LV"},
+    {"lvs", cmd_lvs, "Report LVs"},
+    {"lvdisplay", cmd_lvdisplay, "Display LV attributes"},
+    {"lvchange", cmd_lvchange, "Change LV attributes (tags)"},
+};
+
+void cli_print(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("  ", stdout);
+	vprintf(fmt, ap);
+	fputc('\n', stdout);
+	va_end(ap);
+}
+
+int cli_fail(int err)
+{
+	const char *m = ulvm_last_error();
+
+	fprintf(stderr, "  %s\n", m ? m : strerror(-err));
+	return ECMD_FAILED;
+}
+
+int cli_common_opt(struct cli *c, int opt, const char *arg)
+{
+	switch (opt) {
+	case 1000:
+		/* Repeated --devices accumulate, as in LVM2. */
+		if (c->devices) {
+			size_t n = strlen(c->devices) + strlen(arg) + 2;
+			char *m = malloc(n);
+			if (!m)
+				return -1;
+			snprintf(m, n, "%s,%s", c->devices, arg);
+			c->devices = m; /* lives until exit */
+		} else {
+			c->devices = arg;
+		}
+		return 1;
+	case 1001:
+		c->devicesfile = arg;
+		return 1;
+	case 1002: /* --driverloaded: ulvm's device-mapper is its own; accepted for LVM2 compat */
+	case 1003: /* --config: LVM2 config overrides do not apply */
+	case 1004:
+		return 1;
+	case 1005:
+		cli_nolocking = true;
+		return 1;
+	case 1006:
+		cli_lock_dir = arg;
+		return 1;
+	case 'y':
+		c->yes = true;
+		return 1;
+	case 'f':
+		c->force = true;
+		c->force_count++;
+		return 1;
+	case 'v':
+		c->verbose = true;
+		ulvm_set_log(NULL, NULL, ULVM_LOG_DEBUG);
+		return 1;
+	case 'q':
+		c->quiet = true;
+		return 1;
+	case 'd':
+		return 1;
+	}
+	return 0;
+}
+
+int cli_open_ctx(struct cli *c)
+{
+	struct ulvm_ctx_opts o = {.devices = c->devices,
+	                          .devicesfile = c->devicesfile,
+	                          .lock_dir = cli_lock_dir,
+	                          .no_locking = cli_nolocking};
+
+	int r;
+
+	if (c->ctx)
+		return 0;
+	if ((r = ulvm_ctx_new(&o, &c->ctx)))
+		return r;
+	return 0;
+}
+
+int cli_split_lv(const char *arg, char *vg, size_t vglen, char *lv, size_t lvlen)
+{
+	const char *p = arg, *slash;
+
+	if (!strncmp(p, "/dev/", 5))
+		p += 5;
+	slash = strchr(p, '/');
+	if (!slash || strchr(slash + 1, '/') || slash == p || !slash[1])
+		return -EINVAL;
+	snprintf(vg, vglen, "%.*s", (int)(slash - p), p);
+	snprintf(lv, lvlen, "%s", slash + 1);
+	return 0;
+}
+
+const char *cli_description(struct cli *c)
+{
+	return c->cmdline;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	        "Usage: ulvm COMMAND [OPTIONS] [ARGS]\n\n"
+	        "LVM2-compatible volume management in userspace. Devices are given with\n"
+	        "--devices PATH[,PATH...], --devicesfile FILE, or $ULVM_DEVICES; ulvm never scans\n"
+	        "the host's /dev.\n\nCommands:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = {0};
+	const char *name = basename(argv[0]);
+	struct strbuf cmdline;
+	int rc;
+
+	if (!strcmp(name, "ulvm") || !strncmp(name, "ulvm", 4) || !strcmp(name, "lt-ulvm")) {
+		if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+		    !strcmp(argv[1], "-h")) {
+			usage(argc < 2 ? stderr : stdout);
+			return argc < 2 ? EINVALID_CMD_LINE : 0;
+		}
+		if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+			printf("  ulvm version 0.1.0 (LVM2 2.03 metadata format)\n");
+			return 0;
+		}
+		argv++;
+		argc--;
+		name = argv[0];
+	}
+	sb_init(&cmdline);
+	for (int i = 0; i < argc; i++)
+		sb_printf(&cmdline, "%s%s", i ? " " : "", argv[i]);
+	c.cmdline = cmdline.buf;
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (strcmp(commands[i].name, name))
+			continue;
+		rc = commands[i].fn(&c, argc, argv);
+		ulvm_ctx_free(c.ctx);
+		sb_free(&cmdline);
+		fflush(stdout);
+		return rc;
+	}
+	fprintf(stderr, "  No such command '%s'.  Try 'ulvm help'.\n", name);
+	sb_free(&cmdline);
+	return EINVALID_CMD_LINE;
+}

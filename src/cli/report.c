@@ -1,0 +1,1270 @@
+/*
+ * Reports: pvs, vgs, lvs. Field names, headings and value formats are LVM2's (see
+ * `lvs -o help`), so scripts written for LVM2 read ulvm's output unchanged: aligned columns
+ * (or --separator), --noheadings, --units/--nosuffix, -o/-O, and --reportformat json in the
+ * shape LVM2 prints.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../lvm/lvm.h"
+#include "cli.h"
+
+struct row {
+	struct ulvm_vg *vg;
+	struct ulvm_pv *pv;
+	const struct ulvm_dev_info *dev;
+	struct ulvm_lv *lv;
+	struct ulvm_seg *seg;
+};
+
+enum ftype { F_STR, F_NUM, F_SIZ };
+enum fobj { O_PV, O_VG, O_LV, O_SEG };
+
+struct field {
+	const char *name;
+	const char *heading;
+	enum ftype type;
+	enum fobj obj;
+	size_t width; /* minimum column width, as LVM2 declares it */
+	void (*get)(struct cli *c, const struct row *r, struct strbuf *out);
+};
+
+void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len)
+{
+	format_size(sectors, c->units ? c->units : 'r', !c->nosuffix, false, buf, len);
+}
+
+static void put_size(struct cli *c, struct strbuf *o, uint64_t sectors)
+{
+	char b[64];
+
+	size_str(c, sectors, b, sizeof(b));
+	sb_puts(o, b);
+}
+
+static void put_list(struct strbuf *o, const struct ulvm_strlist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			sb_putc(o, ',');
+		sb_puts(o, l->v[i]);
+	}
+}
+
+static void put_uuid(struct strbuf *o, const char *raw)
+{
+	char u[UUID_STR_LEN + 1];
+
+	if (!raw[0])
+		return;
+	uuid_format(raw, u);
+	sb_puts(o, u);
+}
+
+/* ---- PV fields ---- */
+static bool pv_in_vg(const struct row *r)
+{
+	return r->vg && r->pv;
+}
+static void f_pv_name(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->pv && r->pv->device)
+		sb_puts(o, r->pv->device);
+	else if (r->pv)
+		sb_printf(o, "[unknown]");
+	else
+		sb_puts(o, r->dev->path);
+}
+static void f_vg_name(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_puts(o, r->vg->name);
+}
+static void f_pv_fmt(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	(void)r;
+	sb_puts(o, "lvm2");
+}
+static void f_pv_attr(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (!pv_in_vg(r)) {
+		sb_puts(o, "---");
+		return;
+	}
+	sb_putc(o, ulvm_strlist_has(&r->pv->status, "ALLOCATABLE") ? 'a' : '-');
+	sb_putc(o, ulvm_strlist_has(&r->pv->status, "EXPORTED") ? 'x' : '-');
+	sb_putc(o, r->pv->missing ? 'm' : '-');
+}
+static uint64_t pv_size(const struct row *r)
+{
+	if (pv_in_vg(r))
+		return (uint64_t)r->pv->pe_count * r->vg->extent_size;
+	return r->dev->size / SECTOR_SIZE;
+}
+static void f_pv_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, pv_size(r));
+}
+static void f_pv_free(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	if (pv_in_vg(r))
+		put_size(c, o,
+		         (uint64_t)(r->pv->pe_count - r->pv->pe_alloc_count) * r->vg->extent_size);
+	else
+		put_size(c, o, pv_size(r));
+}
+static void f_pv_used(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, pv_in_vg(r) ? (uint64_t)r->pv->pe_alloc_count * r->vg->extent_size : 0);
+}
+static void f_pv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_uuid(o, r->pv ? r->pv->uuid : r->dev->pv_uuid);
+}
+static void f_dev_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, r->dev ? r->dev->size / SECTOR_SIZE : r->pv ? r->pv->dev_size : 0);
+}
+static void f_pe_start(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, r->pv ? r->pv->pe_start : r->dev->pe_start);
+}
+static void f_pv_pe_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", pv_in_vg(r) ? r->pv->pe_count : 0);
+}
+static void f_pv_pe_alloc(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", pv_in_vg(r) ? r->pv->pe_alloc_count : 0);
+}
+static void f_pv_tags(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->pv)
+		put_list(o, &r->pv->tags);
+}
+static void f_pv_mda_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", r->dev ? r->dev->mda_count : r->pv->mda_count);
+}
+static void f_pv_mda_used(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", r->pv ? r->pv->mda_used_count : r->dev->mda_count);
+}
+static void f_pv_mda_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, (r->dev ? r->dev->mda_size : r->pv->mda_size) / SECTOR_SIZE);
+}
+static void f_pv_mda_free(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, (r->dev ? r->dev->mda_free : r->pv->mda_free) / SECTOR_SIZE);
+}
+static void f_pv_allocatable(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (pv_in_vg(r) && ulvm_strlist_has(&r->pv->status, "ALLOCATABLE"))
+		sb_puts(o, "allocatable");
+}
+static void f_pv_missing(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->pv && r->pv->missing)
+		sb_puts(o, "missing");
+}
+static void f_pv_ba_start(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, r->pv ? r->pv->ba_start : 0);
+}
+static void f_pv_ba_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, r->pv ? r->pv->ba_size : 0);
+}
+
+/* ---- VG fields ---- */
+static void f_vg_attr(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_vg *vg = r->vg;
+	bool partial = false;
+
+	(void)c;
+	if (!vg)
+		return;
+	for (size_t i = 0; i < vg->npvs; i++)
+		partial |= vg->pvs[i]->missing;
+	sb_putc(o, ulvm_strlist_has(&vg->status, "WRITE") ? 'w' : 'r');
+	sb_putc(o, ulvm_strlist_has(&vg->status, "RESIZEABLE") ? 'z' : '-');
+	sb_putc(o, ulvm_strlist_has(&vg->status, "EXPORTED") ? 'x' : '-');
+	sb_putc(o, partial ? 'p' : '-');
+	sb_putc(o, 'n');
+	sb_putc(o, ulvm_strlist_has(&vg->status, "CLUSTERED") ? 'c' : '-');
+}
+static void f_vg_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		put_uuid(o, r->vg->uuid);
+}
+static void f_vg_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	if (r->vg)
+		put_size(c, o, ulvm_vg_total_extents(r->vg) * r->vg->extent_size);
+}
+static void f_vg_free(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	if (r->vg)
+		put_size(c, o, ulvm_vg_free_extents(r->vg) * r->vg->extent_size);
+}
+static void f_vg_extent_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	if (r->vg)
+		put_size(c, o, r->vg->extent_size);
+}
+static void f_vg_extent_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_printf(o, "%llu", (unsigned long long)ulvm_vg_total_extents(r->vg));
+}
+static void f_vg_free_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_printf(o, "%llu", (unsigned long long)ulvm_vg_free_extents(r->vg));
+}
+static void f_max_lv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_printf(o, "%u", r->vg->max_lv);
+}
+static void f_max_pv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_printf(o, "%u", r->vg->max_pv);
+}
+static void f_pv_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_printf(o, "%zu", r->vg->npvs);
+}
+static bool lv_is_snapshot_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+static void f_lv_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	size_t n = 0;
+
+	(void)c;
+	if (!r->vg)
+		return;
+	/* LVM2 counts visible LVs and snapshots (whose COW LVs are hidden). */
+	for (size_t i = 0; i < r->vg->nlvs; i++)
+		n += ulvm_lv_visible(r->vg->lvs[i]) || lv_is_snapshot_cow(r->vg, r->vg->lvs[i]);
+	sb_printf(o, "%zu", n);
+}
+static void f_snap_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	size_t n = 0;
+
+	(void)c;
+	if (!r->vg)
+		return;
+	for (size_t i = 0; i < r->vg->nlvs; i++)
+		n += !strcmp(ulvm_lv_segtype(r->vg->lvs[i]), "snapshot");
+	sb_printf(o, "%zu", n);
+}
+static void f_vg_seqno(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		sb_printf(o, "%u", r->vg->seqno);
+}
+static void f_vg_tags(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg)
+		put_list(o, &r->vg->tags);
+}
+static void vg_mda_totals(const struct ulvm_vg *vg, unsigned *count, unsigned *used, uint64_t *size,
+                          uint64_t *fr)
+{
+	bool first = true;
+
+	*count = *used = 0;
+	*size = *fr = 0;
+	for (size_t i = 0; i < vg->npvs; i++) {
+		const struct ulvm_pv *pv = vg->pvs[i];
+		*count += pv->mda_count;
+		*used += pv->mda_used_count;
+		if (!pv->mda_count)
+			continue;
+		if (first || pv->mda_size < *size)
+			*size = pv->mda_size;
+		if (first || pv->mda_free < *fr)
+			*fr = pv->mda_free;
+		first = false;
+	}
+}
+static void f_vg_mda_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	unsigned n, u;
+	uint64_t s, f;
+
+	(void)c;
+	vg_mda_totals(r->vg, &n, &u, &s, &f);
+	sb_printf(o, "%u", n);
+}
+static void f_vg_mda_used(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	unsigned n, u;
+	uint64_t s, f;
+
+	(void)c;
+	vg_mda_totals(r->vg, &n, &u, &s, &f);
+	sb_printf(o, "%u", u);
+}
+static void f_vg_mda_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	unsigned n, u;
+	uint64_t s, f;
+
+	vg_mda_totals(r->vg, &n, &u, &s, &f);
+	put_size(c, o, s / SECTOR_SIZE);
+}
+static void f_vg_mda_free(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	unsigned n, u;
+	uint64_t s, f;
+
+	vg_mda_totals(r->vg, &n, &u, &s, &f);
+	put_size(c, o, f / SECTOR_SIZE);
+}
+static void f_vg_fmt(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	f_pv_fmt(c, r, o);
+}
+static void f_vg_permissions(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_puts(o, ulvm_strlist_has(&r->vg->status, "WRITE") ? "writeable" : "read-only");
+}
+static void f_vg_extendable(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->vg->status, "RESIZEABLE"))
+		sb_puts(o, "extendable");
+}
+static void f_vg_alloc_policy(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	(void)r;
+	sb_puts(o, "normal");
+}
+static void f_vg_mda_copies(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->vg->metadata_copies > 0)
+		sb_printf(o, "%lld", (long long)r->vg->metadata_copies);
+	else
+		sb_puts(o, "unmanaged");
+}
+
+/* ---- LV fields ---- */
+static const struct cfg_node *seg_extra(const struct ulvm_seg *s, const char *key)
+{
+	for (const struct cfg_node *n = s->extra ? s->extra->child : NULL; n; n = n->next)
+		if (!strcmp(n->key, key))
+			return n;
+	return NULL;
+}
+static const char *seg_extra_str(const struct ulvm_seg *s, const char *key)
+{
+	const struct cfg_node *n = seg_extra(s, key);
+
+	return n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING ? n->v.s : NULL;
+}
+/* Whether any LV of the VG is an old-style snapshot: most VGs have none, and then the
+ * per-row role lookups below need not scan every LV (which would be quadratic). */
+static bool vg_has_snapshots(const struct ulvm_vg *vg)
+{
+	static const struct ulvm_vg *cached_vg;
+	static size_t cached_nlvs;
+	static bool cached;
+
+	if (vg != cached_vg || vg->nlvs != cached_nlvs) {
+		cached = false;
+		for (size_t i = 0; i < vg->nlvs && !cached; i++)
+			cached = vg->lvs[i]->nsegs && !strcmp(vg->lvs[i]->segs[0].type, "snapshot");
+		cached_vg = vg;
+		cached_nlvs = vg->nlvs;
+	}
+	return cached;
+}
+
+/* The snapshot segment that uses `lv` as its COW store, if any. */
+static const struct ulvm_seg *snapshot_of_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	if (!vg_has_snapshots(vg))
+		return NULL;
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		const struct ulvm_lv *s = vg->lvs[i];
+		const char *cow;
+		if (!s->nsegs || strcmp(s->segs[0].type, "snapshot"))
+			continue;
+		cow = seg_extra_str(&s->segs[0], "cow_store");
+		if (!cow)
+			cow = seg_extra_str(&s->segs[0], "merging_store");
+		if (cow && !strcmp(cow, lv->name))
+			return &s->segs[0];
+	}
+	return NULL;
+}
+static bool lv_is_snapshot_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	return snapshot_of_cow(vg, lv) != NULL;
+}
+static bool lv_is_origin(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	if (!vg_has_snapshots(vg))
+		return false;
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		const struct ulvm_lv *s = vg->lvs[i];
+		const char *org;
+		if (!s->nsegs || strcmp(s->segs[0].type, "snapshot"))
+			continue;
+		org = seg_extra_str(&s->segs[0], "origin");
+		if (org && !strcmp(org, lv->name))
+			return true;
+	}
+	return false;
+}
+/* Shown: visible LVs and snapshot COW LVs (LVM2 shows a snapshot under its COW name). */
+static bool lv_shown(const struct ulvm_vg *vg, const struct ulvm_lv *lv, bool all)
+{
+	if (!strcmp(ulvm_lv_segtype(lv), "snapshot"))
+		return false;
+	return all || ulvm_lv_visible(lv) || lv_is_snapshot_cow(vg, lv);
+}
+static void f_lv_name(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (!ulvm_lv_visible(r->lv) && !lv_is_snapshot_cow(r->vg, r->lv))
+		sb_printf(o, "[%s]", r->lv->name);
+	else
+		sb_puts(o, r->lv->name);
+}
+static void f_lv_full_name(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%s/%s", r->vg->name, r->lv->name);
+}
+static void f_lv_path(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_lv_visible(r->lv) || lv_is_snapshot_cow(r->vg, r->lv))
+		sb_printf(o, "/dev/%s/%s", r->vg->name, r->lv->name);
+}
+static void f_lv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_uuid(o, r->lv->uuid);
+}
+static const char *lv_role_char(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	const char *t = ulvm_lv_segtype(lv);
+
+	if (!strcmp(t, "thin-pool"))
+		return "t";
+	if (!strcmp(t, "thin"))
+		return "V";
+	if (lv_is_snapshot_cow(vg, lv))
+		return "s";
+	if (lv_is_origin(vg, lv))
+		return "o";
+	if (!ulvm_lv_visible(lv)) {
+		size_t n = strlen(lv->name);
+		if ((n > 6 && !strcmp(lv->name + n - 6, "_tmeta")) ||
+		    (n > 8 && !strcmp(lv->name + n - 8, "_pmspare")))
+			return "e";
+		if (n > 6 && !strcmp(lv->name + n - 6, "_tdata"))
+			return "T";
+	}
+	if (!strncmp(t, "raid", 4))
+		return "r";
+	if (!strcmp(t, "mirror"))
+		return "m";
+	return "-";
+}
+static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_lv *lv = r->lv;
+	const char *t = ulvm_lv_segtype(lv);
+	char target = '-';
+
+	(void)c;
+	sb_puts(o, lv_role_char(r->vg, lv));
+	sb_putc(o, ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
+	sb_putc(o, 'i'); /* allocation policy: inherited */
+	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
+	sb_putc(o, '-'); /* not active: ulvm activates nothing in this process */
+	sb_putc(o, '-'); /* not open */
+	if (!strcmp(t, "thin-pool") || !strcmp(t, "thin"))
+		target = 't';
+	else if (!strcmp(t, "snapshot") || lv_is_snapshot_cow(r->vg, lv) || lv_is_origin(r->vg, lv))
+		target = 's';
+	else if (!strncmp(t, "raid", 4))
+		target = 'r';
+	else if (!strcmp(t, "mirror"))
+		target = 'm';
+	sb_putc(o, target);
+	{
+		const struct cfg_node *z =
+		    lv->nsegs ? seg_extra(&lv->segs[0], "zero_new_blocks") : NULL;
+		sb_putc(o, z && z->v.type == CFG_INT && z->v.i ? 'z' : '-');
+	}
+	sb_putc(o, '-');
+	sb_putc(o, ulvm_strlist_has(&lv->flags, "ACTIVATION_SKIP") ? 'k' : '-');
+}
+static uint64_t lv_size(const struct row *r)
+{
+	const struct ulvm_seg *snap = snapshot_of_cow(r->vg, r->lv);
+
+	/* A snapshot's size is its origin's, as LVM2 reports it. */
+	if (snap)
+		return (uint64_t)snap->extent_count * r->vg->extent_size;
+	return (uint64_t)r->lv->le_count * r->vg->extent_size;
+}
+static void f_lv_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	put_size(c, o, lv_size(r));
+}
+static void f_pool_lv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *p = r->lv->nsegs ? seg_extra_str(&r->lv->segs[0], "thin_pool") : NULL;
+
+	(void)c;
+	if (p)
+		sb_puts(o, p);
+}
+static void f_origin(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *snap = snapshot_of_cow(r->vg, r->lv);
+	const char *org = snap           ? seg_extra_str(snap, "origin")
+	                  : r->lv->nsegs ? seg_extra_str(&r->lv->segs[0], "origin")
+	                                 : NULL;
+
+	(void)c;
+	if (org)
+		sb_puts(o, org);
+}
+static void f_empty(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	(void)r;
+	(void)o;
+}
+static void f_lv_tags(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_list(o, &r->lv->tags);
+}
+static void f_seg_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%zu", r->lv->nsegs);
+}
+static void f_lv_layout(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *t = ulvm_lv_segtype(r->lv);
+
+	(void)c;
+	if (!strcmp(t, "thin-pool"))
+		sb_puts(o, "thin,pool");
+	else if (!strcmp(t, "thin"))
+		sb_puts(o, "thin,sparse");
+	else
+		sb_puts(o, t);
+}
+static void f_lv_active(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	(void)r;
+	(void)o;
+}
+static void f_lv_time(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	char b[64];
+	time_t t = (time_t)r->lv->creation_time;
+	struct tm tm;
+
+	(void)c;
+	if (!t || !localtime_r(&t, &tm))
+		return;
+	strftime(b, sizeof(b), "%Y-%m-%d %T %z", &tm);
+	sb_puts(o, b);
+}
+static void f_lv_host(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->lv->creation_host)
+		sb_puts(o, r->lv->creation_host);
+}
+
+/* ---- segment fields ---- */
+static const struct ulvm_seg *row_seg(const struct row *r)
+{
+	return r->seg ? r->seg : r->lv->nsegs ? &r->lv->segs[0] : NULL;
+}
+static void f_segtype(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	if (!s)
+		return;
+	sb_puts(o, !strcmp(s->type, "striped") && s->stripe_count == 1 ? "linear" : s->type);
+}
+static void f_stripes(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	sb_printf(o, "%u", s && s->areas ? s->stripe_count : s ? 1 : 0);
+}
+static void f_stripe_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	put_size(c, o, s ? s->stripe_size : 0);
+}
+static void f_seg_start(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	put_size(c, o, s ? (uint64_t)s->start_extent * r->vg->extent_size : 0);
+}
+static void f_seg_start_pe(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	sb_printf(o, "%u", s ? s->start_extent : 0);
+}
+static void f_seg_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	put_size(c, o, s ? (uint64_t)s->extent_count * r->vg->extent_size : 0);
+}
+static void f_seg_size_pe(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	sb_printf(o, "%u", s ? s->extent_count : 0);
+}
+static void put_area_name(struct strbuf *o, const struct ulvm_area *a)
+{
+	if (a->type == ULVM_AREA_LV)
+		sb_puts(o, a->lv_name);
+	else if (a->pv->device)
+		sb_puts(o, a->pv->device);
+	else
+		sb_puts(o, "[unknown]");
+}
+/* For segments of every LV row (lvs without seg fields lists all segments' devices). */
+static void for_each_seg(const struct row *r,
+                         void (*fn)(struct strbuf *, const struct ulvm_seg *, bool *first),
+                         struct strbuf *o)
+{
+	bool first = true;
+
+	if (r->seg) {
+		fn(o, r->seg, &first);
+		return;
+	}
+	for (size_t i = 0; i < r->lv->nsegs; i++)
+		fn(o, &r->lv->segs[i], &first);
+}
+static void devices_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
+{
+	for (uint32_t a = 0; s->areas && a < s->stripe_count; a++) {
+		if (!*first)
+			sb_putc(o, ',');
+		*first = false;
+		put_area_name(o, &s->areas[a]);
+		sb_printf(o, "(%u)", s->areas[a].pe);
+	}
+}
+static void pe_ranges_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
+{
+	for (uint32_t a = 0; s->areas && a < s->stripe_count; a++) {
+		uint32_t per = s->extent_count / s->stripe_count;
+		if (!*first)
+			sb_putc(o, ' ');
+		*first = false;
+		put_area_name(o, &s->areas[a]);
+		sb_printf(o, ":%u-%u", s->areas[a].pe, s->areas[a].pe + per - 1);
+	}
+}
+static void f_devices(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	for_each_seg(r, devices_of, o);
+}
+static void f_seg_pe_ranges(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	for_each_seg(r, pe_ranges_of, o);
+}
+static void f_seg_tags(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	if (s)
+		put_list(o, &s->tags);
+}
+
+static const struct field fields[] = {
+    {"pv_name", "PV", F_STR, O_PV, 10, f_pv_name},
+    {"pv_fmt", "Fmt", F_STR, O_PV, 0, f_pv_fmt},
+    {"pv_uuid", "PV UUID", F_STR, O_PV, 38, f_pv_uuid},
+    {"dev_size", "DevSize", F_SIZ, O_PV, 0, f_dev_size},
+    {"pv_mda_free", "PMdaFree", F_SIZ, O_PV, 9, f_pv_mda_free},
+    {"pv_mda_size", "PMdaSize", F_SIZ, O_PV, 9, f_pv_mda_size},
+    {"pe_start", "1st PE", F_SIZ, O_PV, 7, f_pe_start},
+    {"pv_size", "PSize", F_SIZ, O_PV, 0, f_pv_size},
+    {"pv_free", "PFree", F_SIZ, O_PV, 0, f_pv_free},
+    {"pv_used", "Used", F_SIZ, O_PV, 0, f_pv_used},
+    {"pv_attr", "Attr", F_STR, O_PV, 0, f_pv_attr},
+    {"pv_allocatable", "Allocatable", F_STR, O_PV, 0, f_pv_allocatable},
+    {"pv_missing", "Missing", F_STR, O_PV, 10, f_pv_missing},
+    {"pv_pe_count", "PE", F_NUM, O_PV, 3, f_pv_pe_count},
+    {"pv_pe_alloc_count", "Alloc", F_NUM, O_PV, 0, f_pv_pe_alloc},
+    {"pv_tags", "PV Tags", F_STR, O_PV, 0, f_pv_tags},
+    {"pv_mda_count", "#PMda", F_NUM, O_PV, 0, f_pv_mda_count},
+    {"pv_mda_used_count", "#PMdaUse", F_NUM, O_PV, 0, f_pv_mda_used},
+    {"pv_ba_start", "BA Start", F_SIZ, O_PV, 0, f_pv_ba_start},
+    {"pv_ba_size", "BA Size", F_SIZ, O_PV, 0, f_pv_ba_size},
+
+    {"vg_fmt", "Fmt", F_STR, O_VG, 0, f_vg_fmt},
+    {"vg_uuid", "VG UUID", F_STR, O_VG, 38, f_vg_uuid},
+    {"vg_name", "VG", F_STR, O_VG, 0, f_vg_name},
+    {"vg_attr", "Attr", F_STR, O_VG, 5, f_vg_attr},
+    {"vg_permissions", "VPerms", F_STR, O_VG, 10, f_vg_permissions},
+    {"vg_extendable", "Extendable", F_STR, O_VG, 0, f_vg_extendable},
+    {"vg_allocation_policy", "AllocPol", F_STR, O_VG, 10, f_vg_alloc_policy},
+    {"vg_size", "VSize", F_SIZ, O_VG, 0, f_vg_size},
+    {"vg_free", "VFree", F_SIZ, O_VG, 0, f_vg_free},
+    {"vg_extent_size", "Ext", F_SIZ, O_VG, 0, f_vg_extent_size},
+    {"vg_extent_count", "#Ext", F_NUM, O_VG, 0, f_vg_extent_count},
+    {"vg_free_count", "Free", F_NUM, O_VG, 0, f_vg_free_count},
+    {"max_lv", "MaxLV", F_NUM, O_VG, 0, f_max_lv},
+    {"max_pv", "MaxPV", F_NUM, O_VG, 0, f_max_pv},
+    {"pv_count", "#PV", F_NUM, O_VG, 0, f_pv_count},
+    {"lv_count", "#LV", F_NUM, O_VG, 0, f_lv_count},
+    {"snap_count", "#SN", F_NUM, O_VG, 0, f_snap_count},
+    {"vg_seqno", "Seq", F_NUM, O_VG, 0, f_vg_seqno},
+    {"vg_tags", "VG Tags", F_STR, O_VG, 0, f_vg_tags},
+    {"vg_mda_count", "#VMda", F_NUM, O_VG, 0, f_vg_mda_count},
+    {"vg_mda_used_count", "#VMdaUse", F_NUM, O_VG, 0, f_vg_mda_used},
+    {"vg_mda_free", "VMdaFree", F_SIZ, O_VG, 0, f_vg_mda_free},
+    {"vg_mda_size", "VMdaSize", F_SIZ, O_VG, 0, f_vg_mda_size},
+    {"vg_mda_copies", "#VMdaCps", F_STR, O_VG, 0, f_vg_mda_copies},
+
+    {"lv_uuid", "LV UUID", F_STR, O_LV, 38, f_lv_uuid},
+    {"lv_name", "LV", F_STR, O_LV, 4, f_lv_name},
+    {"lv_full_name", "LV", F_STR, O_LV, 4, f_lv_full_name},
+    {"lv_path", "Path", F_STR, O_LV, 0, f_lv_path},
+    {"lv_layout", "Layout", F_STR, O_LV, 10, f_lv_layout},
+    {"lv_active", "Active", F_STR, O_LV, 0, f_lv_active},
+    {"lv_size", "LSize", F_SIZ, O_LV, 0, f_lv_size},
+    {"seg_count", "#Seg", F_NUM, O_LV, 0, f_seg_count},
+    {"origin", "Origin", F_STR, O_LV, 0, f_origin},
+    {"move_pv", "Move", F_STR, O_LV, 0, f_empty},
+    {"convert_lv", "Convert", F_STR, O_LV, 0, f_empty},
+    {"mirror_log", "Log", F_STR, O_LV, 0, f_empty},
+    {"pool_lv", "Pool", F_STR, O_LV, 0, f_pool_lv},
+    {"lv_tags", "LV Tags", F_STR, O_LV, 0, f_lv_tags},
+    {"lv_time", "CTime", F_STR, O_LV, 26, f_lv_time},
+    {"lv_host", "Host", F_STR, O_LV, 10, f_lv_host},
+    {"data_percent", "Data%", F_NUM, O_LV, 6, f_empty},
+    {"snap_percent", "Snap%", F_NUM, O_LV, 6, f_empty},
+    {"metadata_percent", "Meta%", F_NUM, O_LV, 6, f_empty},
+    {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
+    {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
+    {"lv_attr", "Attr", F_STR, O_LV, 0, f_lv_attr},
+
+    {"segtype", "Type", F_STR, O_SEG, 0, f_segtype},
+    {"stripes", "#Str", F_NUM, O_SEG, 0, f_stripes},
+    {"stripe_size", "Stripe", F_SIZ, O_SEG, 0, f_stripe_size},
+    {"seg_start", "Start", F_SIZ, O_SEG, 0, f_seg_start},
+    {"seg_start_pe", "Start", F_NUM, O_SEG, 0, f_seg_start_pe},
+    {"seg_size", "SSize", F_SIZ, O_SEG, 0, f_seg_size},
+    {"seg_size_pe", "SSize", F_NUM, O_SEG, 0, f_seg_size_pe},
+    {"seg_tags", "Seg Tags", F_STR, O_SEG, 0, f_seg_tags},
+    {"devices", "Devices", F_STR, O_SEG, 0, f_devices},
+    {"seg_pe_ranges", "PE Ranges", F_STR, O_SEG, 0, f_seg_pe_ranges},
+};
+
+/* LVM2 accepts names without their type prefix and a few aliases. */
+static const struct field *find_field(const char *name, enum report_type type)
+{
+	static const char *const prefixes[][3] = {
+	    [REPORT_PV] = {"pv_", "", "vg_"},
+	    [REPORT_VG] = {"vg_", "", NULL},
+	    [REPORT_LV] = {"lv_", "", "seg_"},
+	    [REPORT_SEG] = {"lv_", "", "seg_"},
+	};
+	static const char *const aliases[][2] = {
+	    {"stripesize", "stripe_size"}, {"size", NULL}, {"regionsize", "region_size"}};
+	char buf[128];
+
+	(void)aliases;
+	for (size_t p = 0; p < 3; p++) {
+		const char *pre = prefixes[type][p];
+		if (!pre)
+			continue;
+		snprintf(buf, sizeof(buf), "%s%s", pre, name);
+		for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+			if (!strcmp(fields[i].name, buf))
+				return &fields[i];
+	}
+	return NULL;
+}
+
+int report_list_fields(enum report_type type)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+		enum fobj o = fields[i].obj;
+		bool ok = type == REPORT_PV   ? (o == O_PV || o == O_VG)
+		          : type == REPORT_VG ? o == O_VG
+		                              : o != O_PV;
+		if (ok)
+			printf("    %-24s - %s\n", fields[i].name, fields[i].heading);
+	}
+	return 0;
+}
+
+#define MAX_COLS 64
+
+struct table {
+	const struct field *cols[MAX_COLS];
+	size_t ncols;
+	char **cells; /* nrows * ncols */
+	struct row *rows;
+	size_t nrows, cap;
+};
+
+static int add_cols(struct cli *c, struct table *t, const char *spec, enum report_type type)
+{
+	char *copy = strdup(spec), *save = NULL, *tok;
+	int r = 0;
+
+	if (!copy)
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save)) {
+		const struct field *f;
+		while (*tok == ' ')
+			tok++;
+		if (!*tok)
+			continue;
+		if (!strcmp(tok, "all")) {
+			for (size_t i = 0; i < ARRAY_SIZE(fields) && t->ncols < MAX_COLS; i++)
+				if (find_field(fields[i].name, type) == &fields[i])
+					t->cols[t->ncols++] = &fields[i];
+			continue;
+		}
+		if (!(f = find_field(tok, type))) {
+			r = ulvm_error(-EINVAL, "Unrecognised field: %s", tok);
+			break;
+		}
+		if (t->ncols == MAX_COLS) {
+			r = ulvm_error(-EINVAL, "too many fields");
+			break;
+		}
+		t->cols[t->ncols++] = f;
+		if (f->obj == O_SEG)
+			c->segments = true;
+	}
+	free(copy);
+	return r;
+}
+
+static int add_row(struct table *t, const struct row *r)
+{
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		struct row *nr = realloc(t->rows, cap * sizeof(*nr));
+		if (!nr)
+			return ulvm_error(-ENOMEM, "out of memory");
+		t->rows = nr;
+		t->cap = cap;
+	}
+	t->rows[t->nrows++] = *r;
+	return 0;
+}
+
+static struct cli *sort_cli;
+static struct table *sort_table;
+static const struct field *sort_keys[8];
+static bool sort_desc[8];
+static size_t nsort_keys;
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	for (size_t k = 0; k < nsort_keys; k++) {
+		const struct field *f = sort_keys[k];
+		struct strbuf sa, sb2;
+		int d;
+
+		sb_init(&sa);
+		sb_init(&sb2);
+		if (f->type == F_SIZ || f->type == F_NUM) {
+			/* Compare numerically: format without suffix in bytes. */
+			struct cli tmp = *sort_cli;
+			tmp.units = 'b';
+			tmp.nosuffix = true;
+			f->get(&tmp, x, &sa);
+			f->get(&tmp, y, &sb2);
+			unsigned long long va = strtoull(sa.buf ? sa.buf : "0", NULL, 10);
+			unsigned long long vb = strtoull(sb2.buf ? sb2.buf : "0", NULL, 10);
+			d = va < vb ? -1 : va > vb;
+		} else {
+			f->get(sort_cli, x, &sa);
+			f->get(sort_cli, y, &sb2);
+			d = strcmp(sa.buf ? sa.buf : "", sb2.buf ? sb2.buf : "");
+		}
+		sb_free(&sa);
+		sb_free(&sb2);
+		if (d)
+			return sort_desc[k] ? -d : d;
+	}
+	/* Stable on ties: keep discovery order. */
+	return x < y ? -1 : x > y;
+}
+
+static void json_str(struct strbuf *o, const char *s)
+{
+	sb_putc(o, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			sb_putc(o, '\\');
+		sb_putc(o, *s);
+	}
+	sb_putc(o, '"');
+}
+
+static void print_table(struct cli *c, struct table *t, enum report_type type)
+{
+	static const char *const json_names[] = {"pv", "vg", "lv", "seg"};
+	size_t widths[MAX_COLS];
+	struct strbuf o;
+
+	/* Rows go to stdout a line at a time (stdio buffers them). */
+	sb_init(&o);
+	if (c->json) {
+		sb_puts(&o, "  {\n      \"report\": [\n          {\n");
+		sb_printf(&o, "              \"%s\": [\n",
+		          json_names[type == REPORT_SEG ? REPORT_LV : type]);
+		for (size_t r = 0; r < t->nrows; r++) {
+			sb_puts(&o, "                  {");
+			for (size_t k = 0; k < t->ncols; k++) {
+				if (k)
+					sb_puts(&o, ", ");
+				json_str(&o, t->cols[k]->name);
+				sb_putc(&o, ':');
+				json_str(&o, t->cells[r * t->ncols + k]);
+			}
+			sb_puts(&o, r + 1 < t->nrows ? "},\n" : "}\n");
+			fputs(o.buf, stdout);
+			sb_reset(&o);
+		}
+		sb_puts(&o, "              ]\n          }\n      ]\n  }\n");
+		fputs(o.buf ? o.buf : "", stdout);
+		sb_free(&o);
+		return;
+	}
+	if (!t->nrows)
+		return; /* LVM2 prints nothing, not even headings, for an empty report */
+	for (size_t k = 0; k < t->ncols; k++) {
+		widths[k] = c->noheadings ? 0 : MAX(strlen(t->cols[k]->heading), t->cols[k]->width);
+		for (size_t r = 0; r < t->nrows; r++)
+			widths[k] = MAX(widths[k], strlen(t->cells[r * t->ncols + k]));
+	}
+	bool align = !c->separator || c->aligned;
+	const char *sep = c->separator ? c->separator : " ";
+	if (!c->noheadings) {
+		sb_puts(&o, "  ");
+		for (size_t k = 0; k < t->ncols; k++) {
+			if (k)
+				sb_puts(&o, sep);
+			if (align)
+				sb_printf(&o, "%-*s", (int)widths[k], t->cols[k]->heading);
+			else
+				sb_puts(&o, t->cols[k]->heading);
+		}
+		sb_putc(&o, '\n');
+	}
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs(o.buf ? o.buf : "", stdout);
+		sb_reset(&o);
+		sb_puts(&o, "  ");
+		for (size_t k = 0; k < t->ncols; k++) {
+			const char *v = t->cells[r * t->ncols + k];
+			bool right = t->cols[k]->type != F_STR;
+			if (k)
+				sb_puts(&o, sep);
+			if (align)
+				sb_printf(&o, right ? "%*s" : "%-*s", (int)widths[k], v);
+			else
+				sb_puts(&o, v);
+		}
+		sb_putc(&o, '\n');
+	}
+	fputs(o.buf ? o.buf : "", stdout);
+	sb_free(&o);
+}
+
+static bool vg_selected(struct cli *c, const char *name)
+{
+	if (!c->nargs)
+		return true;
+	for (int i = 0; i < c->nargs; i++) {
+		const char *a = c->args[i];
+		size_t n = strlen(name);
+		if (!strcmp(a, name) || (!strncmp(a, name, n) && a[n] == '/'))
+			return true;
+	}
+	return false;
+}
+
+static bool lv_selected(struct cli *c, const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	if (!c->nargs)
+		return true;
+	for (int i = 0; i < c->nargs; i++) {
+		char vgn[256], lvn[256];
+		if (!strcmp(c->args[i], vg->name))
+			return true;
+		if (!cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)) &&
+		    !strcmp(vgn, vg->name) && !strcmp(lvn, lv->name))
+			return true;
+	}
+	return false;
+}
+
+int report_run(struct cli *c, enum report_type type)
+{
+	static const char *const defaults[] = {
+	    [REPORT_PV] = "pv_name,vg_name,pv_fmt,pv_attr,pv_size,pv_free",
+	    [REPORT_VG] = "vg_name,pv_count,lv_count,snap_count,vg_attr,vg_size,vg_free",
+	    /* clang-format off */
+		[REPORT_LV] = "lv_name,vg_name,lv_attr,lv_size,pool_lv,origin,data_percent,metadata_percent,move_pv,mirror_log,copy_percent,convert_lv",
+	    /* clang-format on */
+	    [REPORT_SEG] = "lv_name,vg_name,lv_attr,stripes,segtype,seg_size",
+	};
+	static const char *const default_sort[] = {[REPORT_PV] = "pv_name",
+	                                           [REPORT_VG] = "vg_name",
+	                                           [REPORT_LV] = "vg_name,lv_name",
+	                                           [REPORT_SEG] = "vg_name,lv_name,seg_start"};
+	struct table t = {0};
+	struct ulvm_vg **vgs = NULL;
+	const char *const *names;
+	size_t nnames = 0, nvgs = 0;
+	const struct ulvm_dev_info *devs;
+	size_t ndevs;
+	int r, rc = ECMD_PROCESSED;
+	bool replaced = false;
+
+	if (c->segments && type == REPORT_LV)
+		type = REPORT_SEG;
+	for (int i = 0; i < c->nfields; i++)
+		if (c->fields[i][0] != '+')
+			replaced = true;
+	if (!replaced && (r = add_cols(c, &t, defaults[type], type)))
+		return cli_fail(r);
+	for (int i = 0; i < c->nfields; i++)
+		if ((r = add_cols(c, &t, c->fields[i] + (c->fields[i][0] == '+'), type)))
+			return cli_fail(r);
+	if (c->segments && type == REPORT_LV)
+		type = REPORT_SEG;
+
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if (!ulvm_ctx_device_count(c->ctx) && !c->quiet)
+		fprintf(stderr, "  WARNING: no devices given: use --devices PATH[,PATH...], "
+		                "--devicesfile FILE or $ULVM_DEVICES (ulvm never scans the host's "
+		                "/dev).\n");
+	if ((r = ulvm_vg_names(c->ctx, &names, &nnames)) || (r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		return cli_fail(r);
+	/* Copy the names: opening a VG rescans and replaces the list. */
+	char **namecopy = calloc(nnames + 1, sizeof(char *));
+	vgs = calloc(nnames + 1, sizeof(*vgs));
+	if (!namecopy || !vgs)
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	for (size_t i = 0; i < nnames; i++)
+		namecopy[i] = strdup(names[i]);
+	for (int i = 0; type != REPORT_PV && i < c->nargs; i++) {
+		char vgn[256], lvn[256];
+		bool found = false;
+		if (cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)))
+			snprintf(vgn, sizeof(vgn), "%s", c->args[i]);
+		for (size_t k = 0; k < nnames; k++)
+			found |= !strcmp(namecopy[k], vgn);
+		if (!found) {
+			fprintf(stderr, "  Volume group \"%s\" not found\n", vgn);
+			rc = ECMD_FAILED;
+		}
+	}
+	for (size_t i = 0; i < nnames; i++) {
+		if (type != REPORT_PV && !vg_selected(c, namecopy[i]))
+			continue;
+		if ((r = ulvm_vg_open(c->ctx, namecopy[i], ULVM_LOCK_READ, &vgs[nvgs]))) {
+			fprintf(stderr, "  %s\n", ulvm_last_error());
+			rc = ECMD_FAILED;
+			continue;
+		}
+		nvgs++;
+	}
+	/* Rows. */
+	if (type == REPORT_PV) {
+		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
+			return cli_fail(r);
+		for (size_t d = 0; d < ndevs; d++) {
+			struct row row = {.dev = &devs[d]};
+			if (!devs[d].is_pv)
+				continue;
+			if (c->nargs) {
+				bool sel = false;
+				for (int i = 0; i < c->nargs; i++)
+					sel |= !strcmp(c->args[i], devs[d].path);
+				if (!sel)
+					continue;
+			}
+			for (size_t v = 0; v < nvgs; v++) {
+				struct ulvm_pv *pv = NULL;
+				for (size_t p = 0; p < vgs[v]->npvs; p++)
+					if (!strcmp(vgs[v]->pvs[p]->uuid, devs[d].pv_uuid))
+						pv = vgs[v]->pvs[p];
+				if (pv) {
+					row.vg = vgs[v];
+					row.pv = pv;
+				}
+			}
+			add_row(&t, &row);
+		}
+		for (size_t v = 0; v < nvgs; v++)
+			for (size_t p = 0; p < vgs[v]->npvs; p++)
+				if (!vgs[v]->pvs[p]->device && !c->nargs) {
+					struct row row = {.vg = vgs[v], .pv = vgs[v]->pvs[p]};
+					static struct ulvm_dev_info missing = {.path = "[unknown]"};
+					row.dev = &missing;
+					add_row(&t, &row);
+				}
+	} else {
+		for (size_t v = 0; v < nvgs; v++) {
+			struct ulvm_vg *vg = vgs[v];
+			if (type == REPORT_VG) {
+				struct row row = {.vg = vg};
+				add_row(&t, &row);
+				continue;
+			}
+			for (size_t l = 0; l < vg->nlvs; l++) {
+				struct ulvm_lv *lv = vg->lvs[l];
+				bool named = false;
+				for (int i = 0; i < c->nargs; i++) {
+					char vgn[256], lvn[256];
+					named |= !cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn,
+					                       sizeof(lvn)) &&
+					         !strcmp(lvn, lv->name) && !strcmp(vgn, vg->name);
+				}
+				if (!lv_selected(c, vg, lv) ||
+				    (!named && !lv_shown(vg, lv, c->all)))
+					continue;
+				if (type == REPORT_SEG) {
+					for (size_t s = 0; s < lv->nsegs; s++) {
+						struct row row = {
+						    .vg = vg, .lv = lv, .seg = &lv->segs[s]};
+						add_row(&t, &row);
+					}
+				} else {
+					struct row row = {.vg = vg, .lv = lv};
+					add_row(&t, &row);
+				}
+			}
+		}
+	}
+	/* Sort. */
+	nsort_keys = 0;
+	{
+		char *spec = strdup(c->sort ? c->sort : default_sort[type]), *save = NULL, *tok;
+		for (tok = spec ? strtok_r(spec, ",", &save) : NULL; tok && nsort_keys < 8;
+		     tok = strtok_r(NULL, ",", &save)) {
+			bool desc = *tok == '-';
+			const struct field *f = find_field(tok + (desc || *tok == '+'), type);
+			if (!f) {
+				free(spec);
+				return cli_fail(ulvm_error(-EINVAL, "Unrecognised field: %s", tok));
+			}
+			sort_desc[nsort_keys] = desc;
+			sort_keys[nsort_keys++] = f;
+		}
+		free(spec);
+	}
+	sort_cli = c;
+	sort_table = &t;
+	qsort(t.rows, t.nrows, sizeof(*t.rows), cmp_rows);
+	/* Cells: every value is appended, NUL-terminated, to one pool; building each in a
+	 * strbuf of its own would touch a fresh 256-byte buffer per cell. */
+	{
+		struct strbuf pool, cell;
+		size_t *offs = calloc(t.nrows * t.ncols + 1, sizeof(*offs));
+
+		sb_init(&pool);
+		sb_init(&cell);
+		for (size_t rr = 0; offs && rr < t.nrows; rr++)
+			for (size_t k = 0; k < t.ncols; k++) {
+				sb_reset(&cell);
+				t.cols[k]->get(c, &t.rows[rr], &cell);
+				offs[rr * t.ncols + k] = pool.len;
+				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);
+			}
+		t.cells = calloc(t.nrows * t.ncols + 1, sizeof(char *));
+		if (offs && t.cells && !pool.oom && !cell.oom) {
+			for (size_t i = 0; i < t.nrows * t.ncols; i++)
+				t.cells[i] = pool.buf + offs[i];
+			print_table(c, &t, type);
+		} else {
+			rc = cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+		}
+		free(t.cells);
+		free(offs);
+		sb_free(&pool);
+		sb_free(&cell);
+	}
+	free(t.rows);
+	for (size_t v = 0; v < nvgs; v++)
+		ulvm_vg_close(vgs[v]);
+	free(vgs);
+	for (size_t i = 0; i < nnames; i++)
+		free(namecopy[i]);
+	free(namecopy);
+	return rc;
+}

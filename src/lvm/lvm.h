@@ -1,0 +1,159 @@
+/*
+ * lvm: LVM2 on-disk metadata and its logic, the implementation of include/ulvm.h.
+ * Format I/O (label, mda, text) is kept apart from meaning (import/export: tree <-> model)
+ * and from policy (alloc, the pv/vg/lv operations). Uses util and io.
+ *
+ * This header is internal to the layer: the modules' shared types and functions.
+ */
+#ifndef ULVM_LVM_LVM_H
+#define ULVM_LVM_LVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ulvm.h"
+
+#include "../io/bdev.h"
+#include "../util/util.h"
+#include "label.h"
+#include "mda.h"
+#include "text.h"
+
+#define LVM_DEFAULT_EXTENT_SIZE 8192u           /* sectors: 4 MiB */
+#define LVM_DEFAULT_MDA_SIZE    (1044480u)      /* bytes: 1 MiB - 4 KiB */
+#define LVM_DEFAULT_DATA_ALIGN  (1024u * 1024u) /* bytes */
+#define LVM_DEFAULT_STRIPE_SIZE 128u            /* sectors: 64 KiB */
+#define LVM_MDA_START           4096u           /* bytes: first metadata area */
+#define LVM_MIN_MDA_SIZE        (32u * 1024u)
+#define LVM_NAME_MAX            127
+
+/* One metadata area found on a device by the scan. */
+struct dev_mda {
+	struct mda_header h;
+	bool header_ok;
+	bool has_text;
+	struct cfg_tree *tree; /* the parsed text (shared between identical copies) */
+	bool owns_tree;
+	const char *vg_name; /* in tree */
+	char vg_uuid[UUID_LEN + 1];
+	uint32_t seqno;
+	char *problem;
+};
+
+struct dev_entry {
+	char *path;
+	uint64_t ident; /* see dev_identity() */
+	bool have_ident;
+	bool is_file; /* a regular file: metadata I/O goes through the page cache */
+	uint8_t label_raw[LABEL_SCAN_SIZE]; /* as scanned, to revalidate cheaply */
+	struct bdev *bd;
+	bool scanned;
+	bool has_label;
+	struct pv_label label;
+	struct dev_mda mdas[2];
+	unsigned nmdas;
+	char *problem; /* corrupt label: one line */
+	struct ulvm_dev_info info;
+};
+
+struct vg_lock {
+	char *name;
+	int fd;
+	int mode;
+	unsigned refs;
+};
+
+struct ulvm_ctx {
+	struct ulvm_ctx_opts opts;
+	char *lock_dir;
+	struct dev_entry *devs;
+	size_t ndevs, cap;
+	bool scanned;
+	struct ulvm_dev_info *infos;
+	const char **vg_names;
+	size_t n_vg_names;
+	struct vg_lock locks[16];
+	size_t nlocks;
+};
+
+/* devices.c */
+int ctx_scan(struct ulvm_ctx *ctx); /* scan if not yet done */
+/* Under a VG lock: keep the scan if every label and metadata area header still reads the
+ * same (a writer always rewrites a header to commit), else rescan. */
+int ctx_revalidate(struct ulvm_ctx *ctx);
+void ctx_invalidate(struct ulvm_ctx *ctx); /* forget scan results */
+struct dev_entry *ctx_find_dev(struct ulvm_ctx *ctx, const char *path);
+struct dev_entry *ctx_find_pv_uuid(struct ulvm_ctx *ctx, const char *uuid);
+int dev_open_rw(struct ulvm_ctx *ctx, struct dev_entry *d); /* reopen writable if needed */
+void dev_mda_summary(const struct dev_mda *m, uint64_t *size, uint64_t *free_bytes);
+
+/* lock.c */
+int lock_vg(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode);
+void unlock_vg(struct ulvm_ctx *ctx, const char *name);
+#define ORPHAN_LOCK "#orphans"
+
+/* model.c */
+struct vg_priv {
+	/* Metadata ulvm keeps without interpreting: every `extra` pointer of the model is a
+	 * section node of this tree whose children are the kept items, in their order. */
+	struct cfg_tree *keep;
+	char *lock_name; /* the VG lock this handle holds (the name it was opened under) */
+	bool removed;
+};
+struct ulvm_vg *vg_alloc(struct ulvm_ctx *ctx);
+void vg_free(struct ulvm_vg *vg);
+struct ulvm_pv *vg_find_pv_key(const struct ulvm_vg *vg, const char *key);
+struct ulvm_pv *vg_find_pv_path(const struct ulvm_vg *vg, const char *path);
+struct ulvm_pv *vg_find_pv_uuid(const struct ulvm_vg *vg, const char *uuid);
+void vg_update_derived(struct ulvm_vg *vg); /* le_count, pe_alloc_count */
+void lv_free(struct ulvm_lv *lv);
+void seg_free_contents(struct ulvm_seg *seg);
+int strlist_add(struct ulvm_strlist *l, const char *s);
+void strlist_del(struct ulvm_strlist *l, const char *s);
+void strlist_free(struct ulvm_strlist *l);
+int strlist_copy(struct ulvm_strlist *dst, const struct ulvm_strlist *src);
+bool lvm_name_valid(const char *name, char *why, size_t whylen);
+/* Is `name` referred to by another LV's segment that ulvm keeps verbatim? */
+bool vg_lv_referenced(const struct ulvm_vg *vg, const char *name);
+
+/* import.c / export.c */
+int vg_import(struct ulvm_ctx *ctx, struct cfg_tree *tree, const char *what, struct ulvm_vg **out);
+/* The whole metadata text: raw (on-disk, NUL-terminated, *len includes the NUL) or the
+ * vgcfgbackup file form. */
+int vg_export(const struct ulvm_vg *vg, bool file_form, const char *description, char **text,
+              size_t *len);
+
+/* metadata.c */
+int vg_read(struct ulvm_ctx *ctx, const char *name, struct ulvm_vg **out);
+/* Write `vg` to every metadata area of its PVs, plus `extra_devs` (PVs leaving the VG get
+ * an empty area: vgreduce/vgremove) */
+int vg_write_commit(struct ulvm_vg *vg, const char *description);
+int pv_set_label_used(struct ulvm_ctx *ctx, struct dev_entry *d, bool used);
+int dev_clear_mdas(struct ulvm_ctx *ctx, struct dev_entry *d);
+
+/* alloc.c */
+struct alloc_request {
+	uint32_t extents; /* LV extents to add */
+	uint32_t stripes;
+	uint32_t stripe_size;
+	enum ulvm_alloc_policy policy;
+	struct ulvm_pv **pvs; /* candidates; NULL = all allocatable PVs of the VG */
+	size_t npvs;
+	uint32_t start_le;
+};
+/* Append segments to `lv` covering `extents` more LEs. */
+int alloc_extend_lv(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct alloc_request *req);
+/* Free-extent ranges of a PV, sorted by PE. */
+struct pe_range {
+	uint32_t start, count;
+};
+int pv_free_ranges(const struct ulvm_vg *vg, const struct ulvm_pv *pv, struct pe_range **out,
+                   size_t *n);
+
+/* units.c */
+/* Format `sectors` as LVM2 does for unit character `unit` ('r','h','b','s','k','m','g',
+ * 't','p','e', upper case = powers of 1000). long_form: "12.00 MiB" (vgdisplay); short:
+ * "12.00m" (reports). */
+void format_size(uint64_t sectors, char unit, bool suffix, bool long_form, char *buf, size_t len);
+
+#endif

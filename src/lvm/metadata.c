@@ -1,0 +1,288 @@
+/*
+ * Reading a VG (the newest valid copy across all metadata areas of all PVs) and committing
+ * a new version of it to every area, in LVM2's crash-safe order: every area gets the new
+ * text first (flushed; the old copy stays committed), then every header is switched over.
+ * A power cut at any write leaves each area with the old or the new copy, and readers take
+ * the highest seqno.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lvm.h"
+
+/* The newest copy of VG `name` among scanned areas; warns about stale copies. */
+static struct dev_mda *newest_copy(struct ulvm_ctx *ctx, const char *name, struct dev_entry **dev)
+{
+	struct dev_mda *best = NULL;
+	struct dev_entry *bestdev = NULL;
+
+	for (size_t i = 0; i < ctx->ndevs; i++)
+		for (unsigned k = 0; k < ctx->devs[i].nmdas; k++) {
+			struct dev_mda *m = &ctx->devs[i].mdas[k];
+			if (!m->has_text || strcmp(m->vg_name, name))
+				continue;
+			if (best && strcmp(best->vg_uuid, m->vg_uuid)) {
+				ulvm_warn("VG name %s is used by two VGs (%s and %s); using the "
+				          "one on %s",
+				          name, best->vg_uuid, m->vg_uuid, bestdev->path);
+				continue;
+			}
+			if (!best || m->seqno > best->seqno) {
+				best = m;
+				bestdev = &ctx->devs[i];
+			}
+		}
+	if (best)
+		for (size_t i = 0; i < ctx->ndevs; i++)
+			for (unsigned k = 0; k < ctx->devs[i].nmdas; k++) {
+				struct dev_mda *m = &ctx->devs[i].mdas[k];
+				if (m->has_text && !strcmp(m->vg_name, name) &&
+				    m->seqno < best->seqno)
+					ulvm_warn(
+					    "ignoring metadata seqno %u on %s for seqno %u on %s "
+					    "for VG %s",
+					    m->seqno, ctx->devs[i].path, best->seqno, bestdev->path,
+					    name);
+			}
+	*dev = bestdev;
+	return best;
+}
+
+int vg_read(struct ulvm_ctx *ctx, const char *name, struct ulvm_vg **out)
+{
+	struct dev_entry *src;
+	struct dev_mda *m;
+	struct ulvm_vg *vg;
+	char what[512];
+	int r;
+
+	*out = NULL;
+	if ((r = ctx_scan(ctx)))
+		return r;
+	if (!(m = newest_copy(ctx, name, &src))) {
+		/* Say why when a device that could hold it is damaged. */
+		for (size_t i = 0; i < ctx->ndevs; i++)
+			if (ctx->devs[i].info.problem)
+				ulvm_warn("%s", ctx->devs[i].info.problem);
+		return ulvm_error(-ENOENT, "Volume group \"%s\" not found", name);
+	}
+	snprintf(what, sizeof(what), "pv %s: metadata area", src->path);
+	if ((r = vg_import(ctx, m->tree, what, &vg)))
+		return r;
+	for (size_t i = 0; i < vg->npvs; i++) {
+		struct ulvm_pv *pv = vg->pvs[i];
+		struct dev_entry *d = ctx_find_pv_uuid(ctx, pv->uuid);
+		char u[UUID_STR_LEN + 1];
+
+		if (!d) {
+			uuid_format(pv->uuid, u);
+			if (!pv->missing)
+				ulvm_warn("Couldn't find device with uuid %s.", u);
+			pv->missing = true;
+			continue;
+		}
+		if (!(pv->device = strdup(d->path))) {
+			vg_free(vg);
+			return ulvm_error(-ENOMEM, "out of memory");
+		}
+		pv->mda_count = d->nmdas;
+		pv->label_sector = d->label.sector;
+		for (unsigned k = 0; k < d->nmdas; k++) {
+			uint64_t sz, fr;
+			dev_mda_summary(&d->mdas[k], &sz, &fr);
+			if (!(d->mdas[k].h.slot[0].flags & RAW_LOCN_IGNORED))
+				pv->mda_used_count++;
+			if (!k || sz < pv->mda_size)
+				pv->mda_size = sz;
+			if (!k || fr < pv->mda_free)
+				pv->mda_free = fr;
+		}
+	}
+	*out = vg;
+	return 0;
+}
+
+int pv_set_label_used(struct ulvm_ctx *ctx, struct dev_entry *d, bool used)
+{
+	struct pv_label l;
+	int r;
+
+	/* After a commit the scan was dropped: the label must be current. */
+	if ((r = ctx_scan(ctx)) || (r = dev_open_rw(ctx, d)))
+		return r;
+	l = d->label;
+	if (used)
+		l.ext_flags |= PV_EXT_USED;
+	else
+		l.ext_flags &= ~PV_EXT_USED;
+	if (!l.ext_version)
+		l.ext_version = 2;
+	if (l.ext_flags == d->label.ext_flags && l.ext_version == d->label.ext_version)
+		return 0;
+	if ((r = label_write(d->bd, &l)))
+		return r;
+	d->label = l;
+	return 0;
+}
+
+int dev_clear_mdas(struct ulvm_ctx *ctx, struct dev_entry *d)
+{
+	int r;
+
+	if ((r = ctx_scan(ctx)) || (r = dev_open_rw(ctx, d)))
+		return r;
+	for (unsigned k = 0; k < d->nmdas; k++)
+		if (d->mdas[k].header_ok && (r = mda_clear(d->bd, &d->mdas[k].h)))
+			return r;
+	return 0;
+}
+
+struct pending {
+	struct dev_entry *d;
+	unsigned mda;
+	struct raw_locn loc;
+	bool failed;
+};
+
+/* One flush per device, however many of its areas were written. */
+static int flush_pending(struct pending *pend, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		bool seen = false;
+		int r;
+
+		for (size_t k = 0; k < i; k++)
+			seen |= pend[k].d == pend[i].d;
+		if (!seen && (r = bdev_flush(pend[i].d->bd)))
+			return r;
+	}
+	return 0;
+}
+
+int vg_write_commit(struct ulvm_vg *vg, const char *description)
+{
+	struct ulvm_ctx *ctx = vg->ctx;
+	struct pending *pend = NULL;
+	size_t npend = 0, committed = 0;
+	char *text = NULL;
+	size_t len;
+	int r;
+
+	if ((r = ctx_scan(ctx)))
+		return r;
+	vg->seqno++;
+	if ((r = vg_export(vg, false, description, &text, &len)))
+		goto out;
+	if (!(pend = calloc(vg->npvs * 2 + 1, sizeof(*pend)))) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	/* Phase 1: the new text into free space of every area; headers untouched. */
+	for (size_t i = 0; i < vg->npvs; i++) {
+		struct dev_entry *d =
+		    vg->pvs[i]->device ? ctx_find_dev(ctx, vg->pvs[i]->device) : NULL;
+		if (!d)
+			continue;
+		for (unsigned k = 0; k < d->nmdas; k++) {
+			struct pending *p = &pend[npend];
+			char what[512];
+
+			if (!d->mdas[k].header_ok ||
+			    (d->mdas[k].h.slot[0].flags & RAW_LOCN_IGNORED))
+				continue;
+			snprintf(what, sizeof(what), "pv %s: metadata area %u", d->path, k + 1);
+			if ((r = dev_open_rw(ctx, d)) ||
+			    (r = mda_place_text(&d->mdas[k].h, len, what, &p->loc)) ||
+			    (r = mda_write_text(d->bd, &d->mdas[k].h, text, len, &p->loc)))
+				goto out;
+			p->d = d;
+			p->mda = k;
+			npend++;
+		}
+	}
+	if (!npend) {
+		r = ulvm_error(-ENOSPC,
+		               "VG %s: no metadata area to write to (every PV is missing "
+		               "or has no metadata area)",
+		               vg->name);
+		goto out;
+	}
+	/* The text must be durable everywhere before any header points at it. */
+	if ((r = flush_pending(pend, npend)))
+		goto out;
+	/* Phase 2: switch each header to the new copy, then make the switch durable. */
+	for (size_t i = 0; i < npend; i++) {
+		struct dev_mda *m = &pend[i].d->mdas[pend[i].mda];
+		int e = mda_commit(pend[i].d->bd, &m->h, &pend[i].loc);
+		if (e) {
+			ulvm_warn("%s", ulvm_last_error());
+			r = e;
+			pend[i].failed = true;
+			continue;
+		}
+		committed++;
+	}
+	if (flush_pending(pend, npend)) {
+		ulvm_warn("%s", ulvm_last_error());
+		committed = 0;
+		r = r ? r : -EIO;
+	}
+	/* LVM2's rule: the commit stands if any area took it. */
+	r = committed ? 0 : r;
+out:
+	if (r)
+		vg->seqno--;
+	free(pend);
+	free(text);
+	/* The cached copies are stale now; the next use rescans. */
+	ctx_invalidate(ctx);
+	return r;
+}
+
+int ulvm_vg_open(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode,
+                 struct ulvm_vg **out)
+{
+	int r;
+
+	*out = NULL;
+	if ((r = lock_vg(ctx, name, mode)))
+		return r;
+	/* What was scanned before the lock may be stale. */
+	r = ctx_revalidate(ctx);
+	if (!r)
+		r = vg_read(ctx, name, out);
+	if (!r && !(((struct vg_priv *)(*out)->priv)->lock_name = strdup(name))) {
+		vg_free(*out);
+		*out = NULL;
+		r = ulvm_error(-ENOMEM, "out of memory");
+	}
+	if (r)
+		unlock_vg(ctx, name);
+	return r;
+}
+
+int ulvm_vg_commit(struct ulvm_vg *vg, const char *description)
+{
+	return vg_write_commit(vg, description);
+}
+
+void ulvm_vg_close(struct ulvm_vg *vg)
+{
+	struct vg_priv *p;
+
+	if (!vg)
+		return;
+	p = vg->priv;
+	if (p->lock_name)
+		unlock_vg(vg->ctx, p->lock_name);
+	vg_free(vg);
+}
+
+int ulvm_vg_export_text(struct ulvm_vg *vg, bool file_form, const char *description, char **text)
+{
+	size_t len;
+
+	return vg_export(vg, file_form, description, text, &len);
+}
