@@ -1,5 +1,4 @@
 /* Backing devices: regular files and block devices. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -14,6 +13,40 @@
 #include "bdev.h"
 
 #define IO_ALIGN 4096u
+
+/* Test-only power-cut simulation (bdev.h): writes still allowed, -1 = disarmed. */
+static long fault_writes_left = -1;
+static long fault_refused;
+
+long bdev_fault_inject_after(long nwrites)
+{
+	long refused = fault_refused;
+
+	fault_writes_left = nwrites < 0 ? -1 : nwrites;
+	fault_refused = 0;
+	return refused;
+}
+
+/* The slow path of the fault check: only reached while a fault is armed. */
+static int fault_hit(struct bdev *bd, bool counts)
+{
+	if (fault_writes_left > 0) {
+		fault_writes_left -= counts;
+		return 0;
+	}
+	fault_refused++;
+	return ulvm_error(-EIO, "%s: injected I/O error (simulated power cut)", bd->path);
+}
+
+/* One predictable branch on the hot path. */
+#define FAULT_CHECK(bd, counts)                                                             \
+	do {                                                                                \
+		if (__builtin_expect(fault_writes_left >= 0, 0)) {                          \
+			int fault_r_ = fault_hit(bd, counts);                               \
+			if (fault_r_)                                                       \
+				return fault_r_;                                            \
+		}                                                                           \
+	} while (0)
 
 void *bdev_alloc_buffer(size_t len)
 {
@@ -180,6 +213,7 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 	r = check_range(bd, len, off);
 	if (r)
 		return r;
+	FAULT_CHECK(bd, true);
 	return direct_ok(bd, buf, len, off) ? rw_full(bd, true, (void *)buf, len, off)
 					    : rw_bounce(bd, true, (void *)buf, len, off);
 }
@@ -188,6 +222,7 @@ int bdev_flush(struct bdev *bd)
 {
 	if (bd->rdonly)
 		return 0;
+	FAULT_CHECK(bd, false);
 	if (fdatasync(bd->fd) < 0)
 		return ulvm_error(-errno, "%s: flush failed: %s", bd->path, strerror(errno));
 	return 0;
@@ -202,6 +237,7 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 	r = check_range(bd, (size_t)len, off);
 	if (r)
 		return r;
+	FAULT_CHECK(bd, true);
 	if (bd->is_blockdev) {
 		uint64_t range[2] = {off, len};
 		r = ioctl(bd->fd, BLKDISCARD, range);

@@ -40,4 +40,18 @@ int bdev_discard(struct bdev *bd, uint64_t offset, uint64_t len);
 /* Allocate memory aligned for O_DIRECT on any device (4096). Free with free(). */
 void *bdev_alloc_buffer(size_t len);
 
+/*
+ * TEST-ONLY fault injection: simulates a power cut for crash-safety tests
+ * (tests/unit/test_metadata.c). Never call it from the library or the CLI.
+ *
+ * After bdev_fault_inject_after(n), the next n bdev_write/bdev_discard calls (on any
+ * device, process-wide) go through; from then on every bdev_write, bdev_discard and
+ * bdev_flush fails with -EIO and changes nothing, as if the machine had lost power: nothing
+ * after that point reaches the disk. Reads are unaffected. n = -1 disarms it (the default).
+ * Each write call is all-or-nothing (no torn writes). Not thread-safe.
+ * Returns how many calls were refused since the previous bdev_fault_inject_after() call, so
+ * a test can tell whether the cut point was reached.
+ */
+long bdev_fault_inject_after(long nwrites);
+
 #endif
