@@ -919,45 +919,93 @@ static int add_row(struct table *t, const struct row *r)
 	return 0;
 }
 
-static struct cli *sort_cli;
-static struct table *sort_table;
+/* Sorting: each row's key values are computed once, then rows are ordered by them. */
+struct sort_key {
+	const char *s; /* string fields: into the key pool */
+	uint64_t n;    /* size and number fields */
+};
+
 static const struct field *sort_keys[8];
 static bool sort_desc[8];
 static size_t nsort_keys;
+static const struct sort_key *sort_vals; /* nrows * nsort_keys */
 
 static int cmp_rows(const void *a, const void *b)
 {
-	const struct row *x = a, *y = b;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
 	for (size_t k = 0; k < nsort_keys; k++) {
-		const struct field *f = sort_keys[k];
-		struct strbuf sa, sb2;
+		const struct sort_key *kx = &sort_vals[x * nsort_keys + k];
+		const struct sort_key *ky = &sort_vals[y * nsort_keys + k];
 		int d;
 
-		sb_init(&sa);
-		sb_init(&sb2);
-		if (f->type == F_SIZ || f->type == F_NUM) {
-			/* Compare numerically: format without suffix in bytes. */
-			struct cli tmp = *sort_cli;
-			tmp.units = 'b';
-			tmp.nosuffix = true;
-			f->get(&tmp, x, &sa);
-			f->get(&tmp, y, &sb2);
-			unsigned long long va = strtoull(sa.buf ? sa.buf : "0", NULL, 10);
-			unsigned long long vb = strtoull(sb2.buf ? sb2.buf : "0", NULL, 10);
-			d = va < vb ? -1 : va > vb;
-		} else {
-			f->get(sort_cli, x, &sa);
-			f->get(sort_cli, y, &sb2);
-			d = strcmp(sa.buf ? sa.buf : "", sb2.buf ? sb2.buf : "");
-		}
-		sb_free(&sa);
-		sb_free(&sb2);
+		if (sort_keys[k]->type == F_STR)
+			d = strcmp(kx->s, ky->s);
+		else
+			d = kx->n < ky->n ? -1 : kx->n > ky->n;
 		if (d)
 			return sort_desc[k] ? -d : d;
 	}
 	/* Stable on ties: keep discovery order. */
 	return x < y ? -1 : x > y;
+}
+
+/* Order t->rows by the sort keys. */
+static int sort_rows(struct cli *c, struct table *t)
+{
+	struct cli numeric = *c;
+	struct sort_key *vals = calloc(t->nrows * nsort_keys + 1, sizeof(*vals));
+	size_t *order = calloc(t->nrows + 1, sizeof(*order)), *offs = NULL;
+	struct row *sorted = calloc(t->nrows + 1, sizeof(*sorted));
+	struct strbuf pool, cell;
+	int r = 0;
+
+	/* Sizes compare as numbers: format them in bytes without a suffix. */
+	numeric.units = 'b';
+	numeric.nosuffix = true;
+	sb_init(&pool);
+	sb_init(&cell);
+	offs = calloc(t->nrows * nsort_keys + 1, sizeof(*offs));
+	if (!vals || !order || !sorted || !offs) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < t->nrows; i++) {
+		order[i] = i;
+		for (size_t k = 0; k < nsort_keys; k++) {
+			const struct field *f = sort_keys[k];
+			sb_reset(&cell);
+			f->get(f->type == F_STR ? c : &numeric, &t->rows[i], &cell);
+			if (f->type == F_STR) {
+				offs[i * nsort_keys + k] = pool.len;
+				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);
+			} else {
+				vals[i * nsort_keys + k].n =
+				    strtoull(cell.buf ? cell.buf : "0", NULL, 10);
+			}
+		}
+	}
+	if (pool.oom || cell.oom) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < t->nrows * nsort_keys; i++)
+		if (sort_keys[i % nsort_keys]->type == F_STR)
+			vals[i].s = pool.buf + offs[i];
+	sort_vals = vals;
+	qsort(order, t->nrows, sizeof(*order), cmp_rows);
+	for (size_t i = 0; i < t->nrows; i++)
+		sorted[i] = t->rows[order[i]];
+	memcpy(t->rows, sorted, t->nrows * sizeof(*sorted));
+out:
+	sort_vals = NULL;
+	free(vals);
+	free(order);
+	free(offs);
+	free(sorted);
+	sb_free(&pool);
+	sb_free(&cell);
+	return r;
 }
 
 static void json_str(struct strbuf *o, const char *s)
@@ -969,6 +1017,19 @@ static void json_str(struct strbuf *o, const char *s)
 		sb_putc(o, *s);
 	}
 	sb_putc(o, '"');
+}
+
+static void put_padded(struct strbuf *o, const char *v, size_t width, bool right)
+{
+	size_t n = strlen(v);
+
+	if (right)
+		for (; n < width; n++)
+			sb_putc(o, ' ');
+	sb_puts(o, v);
+	if (!right)
+		for (; n < width; n++)
+			sb_putc(o, ' ');
 }
 
 static void print_table(struct cli *c, struct table *t, enum report_type type)
@@ -1032,7 +1093,7 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 			if (k)
 				sb_puts(&o, sep);
 			if (align)
-				sb_printf(&o, right ? "%*s" : "%-*s", (int)widths[k], v);
+				put_padded(&o, v, widths[k], right);
 			else
 				sb_puts(&o, v);
 		}
@@ -1228,9 +1289,8 @@ int report_run(struct cli *c, enum report_type type)
 		}
 		free(spec);
 	}
-	sort_cli = c;
-	sort_table = &t;
-	qsort(t.rows, t.nrows, sizeof(*t.rows), cmp_rows);
+	if (t.nrows && (r = sort_rows(c, &t)))
+		return cli_fail(r);
 	/* Cells: every value is appended, NUL-terminated, to one pool; building each in a
 	 * strbuf of its own would touch a fresh 256-byte buffer per cell. */
 	{

@@ -39,13 +39,13 @@ static int fault_hit(struct bdev *bd, bool counts)
 }
 
 /* One predictable branch on the hot path. */
-#define FAULT_CHECK(bd, counts)                                                             \
-	do {                                                                                \
-		if (__builtin_expect(fault_writes_left >= 0, 0)) {                          \
-			int fault_r_ = fault_hit(bd, counts);                               \
-			if (fault_r_)                                                       \
-				return fault_r_;                                            \
-		}                                                                           \
+#define FAULT_CHECK(bd, counts)                                                                    \
+	do {                                                                                       \
+		if (__builtin_expect(fault_writes_left >= 0, 0)) {                                 \
+			int fault_r_ = fault_hit(bd, counts);                                      \
+			if (fault_r_)                                                              \
+				return fault_r_;                                                   \
+		}                                                                                  \
 	} while (0)
 
 void *bdev_alloc_buffer(size_t len)

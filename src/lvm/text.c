@@ -900,11 +900,16 @@ static void put_value(struct strbuf *sb, const struct cfg_value *v)
 {
 	switch (v->type) {
 	case CFG_INT: {
-		/* One snprintf instead of sb_printf's measuring pass: most values are ints. */
-		char num[24];
-		int n = snprintf(num, sizeof(num), "%" PRId64, v->i);
+		/* Most values are integers: convert by hand, printf costs several times more. */
+		char num[24], *e = num + sizeof(num), *p = e;
+		uint64_t u = v->i < 0 ? 0 - (uint64_t)v->i : (uint64_t)v->i;
 
-		sb_put(sb, num, (size_t)n);
+		do
+			*--p = (char)('0' + u % 10);
+		while (u /= 10);
+		if (v->i < 0)
+			*--p = '-';
+		sb_put(sb, p, (size_t)(e - p));
 		break;
 	}
 	case CFG_FLOAT:

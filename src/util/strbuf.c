@@ -70,12 +70,25 @@ void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 	va_list ap2;
 	int n;
 
+	/* Usually it fits in the room already there: format once. */
 	va_copy(ap2, ap);
-	n = vsnprintf(NULL, 0, fmt, ap2);
-	va_end(ap2);
-	if (n < 0 || !sb_reserve(sb, (size_t)n))
+	if (!sb_reserve(sb, 64)) {
+		va_end(ap2);
 		return;
-	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	}
+	n = vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap2);
+	va_end(ap2);
+	if (n < 0) {
+		sb->buf[sb->len] = '\0';
+		return;
+	}
+	if ((size_t)n >= sb->cap - sb->len) {
+		if (!sb_reserve(sb, (size_t)n)) {
+			sb->buf[sb->len] = '\0';
+			return;
+		}
+		vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	}
 	sb->len += (size_t)n;
 }
 
