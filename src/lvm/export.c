@@ -230,6 +230,8 @@ static void export_vg(struct exporter *ex, const struct ulvm_vg *vg)
 		if (c)
 			c->blank_before = true;
 	}
+	/* As LVM2 writes it: one empty line before the VG's closing brace, two without LVs. */
+	s->blank_lines_before_end = vg->nlvs ? 1 : 2;
 }
 
 static void export_header(struct exporter *ex, const char *description)

@@ -1033,6 +1033,8 @@ int cfg_print(const struct cfg_tree *t, enum cfg_style style, struct strbuf *out
 			if (!depth)
 				break;
 			n = stack[--depth];
+			for (unsigned b = 0; b < n->blank_lines_before_end; b++)
+				sb_putc(out, '\n');
 			put_indent(out, style, (int)depth);
 			sb_puts(out, "}\n");
 			n = n->next;

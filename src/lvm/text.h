@@ -37,7 +37,8 @@ struct cfg_node {
 	/* Printing hints (ignored by the parser, set by exporters): */
 	const char *comment; /* "# <comment>" after the value (file form; top level: both) */
 	enum cfg_ntype kind;
-	bool blank_before; /* an empty line before this node */
+	bool blank_before;              /* an empty line before this node */
+	uint8_t blank_lines_before_end; /* CFG_SECTION: empty lines before its closing brace */
 	union {
 		struct cfg_value v; /* CFG_ASSIGN */
 		struct {            /* CFG_ARRAY */
