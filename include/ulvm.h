@@ -122,6 +122,9 @@ struct ulvm_ctx_opts {
 	bool readonly;           /* open devices read-only; no locks for writing */
 	bool no_locking;
 	bool ignore_lock_failure;
+	/* Do not log damaged labels or metadata areas found by scans (the caller reports the
+	 * `problem` of each ulvm_dev_info itself, as pvck does). */
+	bool silent_scan;
 };
 
 int ulvm_ctx_new(const struct ulvm_ctx_opts *opts, struct ulvm_ctx **out);
@@ -232,6 +235,96 @@ const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segm
 bool ulvm_strlist_has(const struct ulvm_strlist *l, const char *word);
 uint64_t ulvm_vg_free_extents(const struct ulvm_vg *vg);
 uint64_t ulvm_vg_total_extents(const struct ulvm_vg *vg);
+
+/* ---- activation and I/O ------------------------------------------------------------------
+ * An LV is activated the way LVM2 activates it: its segments become a device-mapper table
+ * (`dmsetup table` syntax) of linear and striped targets over the PVs, and a userspace
+ * mapped device is built from that table. I/O on it runs on the io_uring engine. */
+
+/* The table LVM2 would load for `lv` (one line per segment, lower devices named by path, or
+ * MAJ:MIN for block devices), and the device-mapper name LVM2 gives it ("vg-lv", with '-'
+ * doubled inside names). */
+int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **table);
+void ulvm_lv_dm_name(const char *vg, const char *lv, char *out, size_t len);
+
+struct ulvm_dev;
+
+/* Activate VG/LV in this process and open it. */
+int ulvm_dev_open_lv(struct ulvm_ctx *ctx, const char *vg, const char *lv, struct ulvm_dev **out);
+/* A mapped device from a raw table (dmsetup syntax); lower devices are paths, MAJ:MIN, or
+ * names of devices already open in this context. */
+int ulvm_dev_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
+                        struct ulvm_dev **out);
+/* Waits for the device's I/O to finish, then removes it. */
+void ulvm_dev_close(struct ulvm_dev *dev);
+uint64_t ulvm_dev_size(const struct ulvm_dev *dev); /* bytes */
+unsigned ulvm_dev_sector_size(const struct ulvm_dev *dev);
+const char *ulvm_dev_name(const struct ulvm_dev *dev);
+/* Its table (or status) as `dmsetup table` (`status`) prints it; malloc'd. */
+int ulvm_dev_table(struct ulvm_dev *dev, bool status, char **out);
+/* Suspend (in-flight I/O drains, new I/O waits), load a new table, resume. */
+int ulvm_dev_suspend(struct ulvm_dev *dev);
+int ulvm_dev_reload(struct ulvm_dev *dev, const char *table);
+int ulvm_dev_resume(struct ulvm_dev *dev);
+
+/* A backing file or block device itself, with no mapping: the baseline for benchmarks. */
+int ulvm_dev_open_raw(struct ulvm_ctx *ctx, const char *path, struct ulvm_dev **out);
+/* A device already open in this context, by name. */
+struct ulvm_dev *ulvm_dev_find(struct ulvm_ctx *ctx, const char *name);
+
+/* Synchronous I/O. Offsets and lengths are multiples of the sector size. */
+int ulvm_dev_pread(struct ulvm_dev *dev, void *buf, size_t len, uint64_t offset);
+int ulvm_dev_pwrite(struct ulvm_dev *dev, const void *buf, size_t len, uint64_t offset, bool fua);
+int ulvm_dev_flush(struct ulvm_dev *dev);
+int ulvm_dev_discard(struct ulvm_dev *dev, uint64_t offset, uint64_t len);
+int ulvm_dev_write_zeroes(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool no_unmap);
+
+/* Asynchronous I/O: fill in a ulvm_io, submit, and run completions with ulvm_dev_poll().
+ * Many requests may be in flight; each `done` runs exactly once, from ulvm_dev_poll(). */
+enum ulvm_io_op {
+	ULVM_IO_READ,
+	ULVM_IO_WRITE,
+	ULVM_IO_FLUSH,
+	ULVM_IO_DISCARD,
+	ULVM_IO_WRITE_ZEROES
+};
+#define ULVM_IO_FUA      (1u << 0)
+#define ULVM_IO_NO_UNMAP (1u << 1)
+
+struct ulvm_io {
+	enum ulvm_io_op op;
+	unsigned flags;
+	uint64_t offset, length; /* bytes */
+	void *buf;
+	void (*done)(struct ulvm_io *io, int result); /* 0 or -errno */
+	void *private;
+	uint64_t reserved[16]; /* the library's */
+};
+
+/* -EINVAL at once for a request outside the device or not sector-aligned. */
+int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io);
+/* Run completions: wait until at least `min_complete` requests finished. Returns how many. */
+int ulvm_dev_poll(struct ulvm_dev *dev, unsigned min_complete);
+unsigned ulvm_dev_inflight(const struct ulvm_dev *dev);
+
+/* ---- active devices --------------------------------------------------------------------
+ * Device-mapper state kept between commands (until ulvmd holds it): each active device's
+ * live table, a loaded inactive table, and whether it is suspended, in a runtime directory
+ * ($ULVM_RUN_DIR, /run/ulvm, or /tmp/ulvm-run-<uid>). Tables are checked (arguments, lower
+ * devices) before they are recorded. */
+int ulvm_active_create(struct ulvm_ctx *ctx, const char *name, const char *table);
+int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name);
+int ulvm_active_load(struct ulvm_ctx *ctx, const char *name, const char *table);
+/* suspend = false resumes: a loaded table becomes the live one. */
+int ulvm_active_suspend(const char *name, bool suspend);
+int ulvm_active_info(const char *name, char **table, char **inactive, bool *suspended);
+bool ulvm_active_exists(const char *name);
+int ulvm_active_list(const char ***names, size_t *n);
+void ulvm_active_list_free(const char **names, size_t n);
+/* Build an active device (and the active devices it stacks on) in this process. */
+int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out);
+int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
+                           struct ulvm_dev **out);
 
 /* ---- sizes ------------------------------------------------------------------------------ */
 /* Parse "12M", "1.5g", "100" (default unit `def`, LVM2 suffixes bBsSkKmMgGtTpPeE; lower

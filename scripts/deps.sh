@@ -7,7 +7,7 @@ set -euo pipefail
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
-pkgs="build-essential meson ninja-build pkg-config lvm2 util-linux python3"
+pkgs="build-essential meson ninja-build pkg-config liburing-dev lvm2 util-linux python3"
 [ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs"
 
 missing=""

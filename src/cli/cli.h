@@ -32,6 +32,7 @@ struct cli {
 	const char *separator;
 	bool aligned;
 	bool unquoted, nameprefixes, rows;
+	bool silent_scan; /* the command reports scan problems itself (pvck) */
 	/* positional arguments */
 	char **args;
 	int nargs;
@@ -87,6 +88,13 @@ int cmd_lvrename(struct cli *c, int argc, char **argv);
 int cmd_lvs(struct cli *c, int argc, char **argv);
 int cmd_lvdisplay(struct cli *c, int argc, char **argv);
 int cmd_lvchange(struct cli *c, int argc, char **argv);
+int cmd_vgchange(struct cli *c, int argc, char **argv);
+int cmd_dmsetup(struct cli *c, int argc, char **argv);
+int cmd_dd(struct cli *c, int argc, char **argv);
+int cmd_bench(struct cli *c, int argc, char **argv);
+
+/* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
+int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);
 
 /* Common long options every command accepts (returns true when it consumed `opt`). */
 #define COMMON_LONGOPTS                                                                            \

@@ -126,6 +126,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
 	const char *tags[32], *vgname = NULL, *type = NULL;
+	bool activate = false; /* LVM2 activates new LVs; ulvm does when asked (-ay) */
 	char vgbuf[256], lvbuf[256];
 	uint64_t s, extents;
 	int opt, r;
@@ -170,12 +171,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			type = optarg;
 			break;
 		case 'a':
-			if (optarg[0] == 'y' || optarg[0] == 'a' || optarg[0] == 'e' ||
-			    optarg[0] == 'l')
-				return cli_fail(ulvm_error(-EOPNOTSUPP,
-				                           "Activation needs ulvm's device-mapper, "
-				                           "which this version does not have yet; "
-				                           "use -an"));
+			activate = optarg[0] != 'n';
 			break;
 		case 'Z':
 		case 'W':
@@ -218,6 +214,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	r = ulvm_lv_create(vg, &p, &lv);
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
+	if (!r && activate)
+		r = cli_activate_lv(c, vg, lv, true);
 	if (!r)
 		cli_print("Logical volume \"%s\" created.", lv->name);
 	ulvm_vg_close(vg);
@@ -241,7 +239,7 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	struct size_arg sz = {0};
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
-	char vgn[256], lvn[256], b1[64], b2[64];
+	char vgn[256], lvn[256], b1[64], b2[64], dmname[300];
 	uint64_t s, extents;
 	uint32_t old;
 	int opt, r;
@@ -320,6 +318,10 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	if ((r = ulvm_lv_resize(vg, lv, extents, &p)) ||
 	    (r = ulvm_vg_commit(vg, cli_description(c))))
 		goto out;
+	/* An active LV gets its new table (suspend, load, resume), as LVM2 reloads it. */
+	ulvm_lv_dm_name(vg->name, lv->name, dmname, sizeof(dmname));
+	if (ulvm_active_exists(dmname) && (r = cli_activate_lv(c, vg, lv, true)))
+		goto out;
 	format_size((uint64_t)old * vg->extent_size, 'h', true, true, b1, sizeof(b1));
 	format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b2, sizeof(b2));
 	cli_print("Size of logical volume %s/%s changed from %s (%u extents) to %s (%u extents).",
@@ -383,7 +385,8 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			}
 			found = true;
 			snprintf(name, sizeof(name), "%s", lv->name);
-			if ((r = ulvm_lv_remove(vg, lv)) ||
+			if ((r = cli_activate_lv(c, vg, lv, false)) ||
+			    (r = ulvm_lv_remove(vg, lv)) ||
 			    (r = ulvm_vg_commit(vg, cli_description(c)))) {
 				cli_fail(r);
 				rc = ECMD_FAILED;
@@ -541,7 +544,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	const char *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
-	bool activate = false;
+	const char *activate = NULL;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
@@ -551,13 +554,10 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		else if (opt == 8001 && ndel < ARRAY_SIZE(del))
 			del[ndel++] = optarg;
 		else if (opt == 'a')
-			activate = optarg[0] != 'n';
+			activate = optarg;
 		else
 			return EINVALID_CMD_LINE;
 	}
-	if (activate)
-		return cli_fail(ulvm_error(-EOPNOTSUPP, "Activation needs ulvm's device-mapper, "
-		                                        "which this version does not have yet"));
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	for (int i = optind; i < argc; i++) {
@@ -586,6 +586,8 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 				r = ulvm_tag_del(&lv->tags, del[k]);
 			if (!r && (nadd || ndel))
 				r = ulvm_vg_commit(vg, cli_description(c));
+			if (!r && activate)
+				r = cli_activate_lv(c, vg, lv, activate[0] != 'n');
 		}
 		if (r) {
 			cli_fail(r);

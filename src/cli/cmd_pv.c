@@ -302,6 +302,7 @@ int cmd_pvck(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
+	c->silent_scan = true;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	for (int i = optind; i < argc; i++)

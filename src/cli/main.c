@@ -41,7 +41,12 @@ static const struct command commands[] = {
     {"lvrename", cmd_lvrename, "Rename an LV"},
     {"lvs", cmd_lvs, "Report LVs"},
     {"lvdisplay", cmd_lvdisplay, "Display LV attributes"},
-    {"lvchange", cmd_lvchange, "Change LV attributes (tags)"},
+    {"lvchange", cmd_lvchange, "Change LV attributes: tags, activation (-ay/-an)"},
+    {"vgchange", cmd_vgchange, "Activate or deactivate a VG's LVs; VG tags"},
+    {"dmsetup", cmd_dmsetup,
+     "Userspace device-mapper: create, table, status, ls, remove, suspend, resume, reload"},
+    {"dd", cmd_dd, "Copy data in and out of LVs, mapped devices and files, like dd"},
+    {"bench", cmd_bench, "Benchmarks: an LV against its raw backing file, through the library"},
 };
 
 void cli_print(const char *fmt, ...)
@@ -117,7 +122,8 @@ int cli_open_ctx(struct cli *c)
 	struct ulvm_ctx_opts o = {.devices = c->devices,
 	                          .devicesfile = c->devicesfile,
 	                          .lock_dir = cli_lock_dir,
-	                          .no_locking = cli_nolocking};
+	                          .no_locking = cli_nolocking,
+	                          .silent_scan = c->silent_scan};
 
 	int r;
 

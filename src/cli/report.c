@@ -55,6 +55,30 @@ static void put_list(struct strbuf *o, const struct ulvm_strlist *l)
 	}
 }
 
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Tags are reported sorted, as LVM2 does; the metadata keeps the order they were added. */
+static void put_tags(struct strbuf *o, const struct ulvm_strlist *l)
+{
+	char **v = l->n ? malloc(l->n * sizeof(*v)) : NULL;
+
+	if (!v) {
+		put_list(o, l);
+		return;
+	}
+	memcpy(v, l->v, l->n * sizeof(*v));
+	qsort(v, l->n, sizeof(*v), cmp_cstr);
+	for (size_t i = 0; i < l->n; i++) {
+		if (i)
+			sb_putc(o, ',');
+		sb_puts(o, v[i]);
+	}
+	free(v);
+}
+
 static void put_uuid(struct strbuf *o, const char *raw)
 {
 	char u[UUID_STR_LEN + 1];
@@ -152,7 +176,7 @@ static void f_pv_tags(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
 	if (r->pv)
-		put_list(o, &r->pv->tags);
+		put_tags(o, &r->pv->tags);
 }
 static void f_pv_mda_count(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -296,7 +320,7 @@ static void f_vg_tags(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
 	if (r->vg)
-		put_list(o, &r->vg->tags);
+		put_tags(o, &r->vg->tags);
 }
 static void vg_mda_totals(const struct ulvm_vg *vg, unsigned *count, unsigned *used, uint64_t *size,
                           uint64_t *fr)
@@ -508,6 +532,31 @@ static const char *lv_role_char(const struct ulvm_vg *vg, const struct ulvm_lv *
 		return "m";
 	return "-";
 }
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether the LV has an active device: the list of active devices is read once. */
+static bool lv_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	static const char **names;
+	static size_t n;
+	static bool loaded;
+	char name[300];
+	const char *key = name;
+
+	if (!loaded) {
+		loaded = true;
+		if (ulvm_active_list(&names, &n))
+			n = 0;
+	}
+	if (!n)
+		return false;
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	return bsearch(&key, names, n, sizeof(*names), cmp_str) != NULL;
+}
+
 static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	const struct ulvm_lv *lv = r->lv;
@@ -519,7 +568,7 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	sb_putc(o, ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
 	sb_putc(o, 'i'); /* allocation policy: inherited */
 	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
-	sb_putc(o, '-'); /* not active: ulvm activates nothing in this process */
+	sb_putc(o, lv_active(r->vg, lv) ? 'a' : '-');
 	sb_putc(o, '-'); /* not open */
 	if (!strcmp(t, "thin-pool") || !strcmp(t, "thin"))
 		target = 't';
@@ -579,7 +628,7 @@ static void f_empty(struct cli *c, const struct row *r, struct strbuf *o)
 static void f_lv_tags(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	put_list(o, &r->lv->tags);
+	put_tags(o, &r->lv->tags);
 }
 static void f_seg_count(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -601,8 +650,8 @@ static void f_lv_layout(struct cli *c, const struct row *r, struct strbuf *o)
 static void f_lv_active(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	(void)r;
-	(void)o;
+	if (lv_active(r->vg, r->lv))
+		sb_puts(o, "active");
 }
 static void f_lv_time(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -736,7 +785,7 @@ static void f_seg_tags(struct cli *c, const struct row *r, struct strbuf *o)
 
 	(void)c;
 	if (s)
-		put_list(o, &s->tags);
+		put_tags(o, &s->tags);
 }
 
 static const struct field fields[] = {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "../util/util.h"
@@ -57,6 +58,21 @@ void *bdev_alloc_buffer(size_t len)
 	return p;
 }
 
+/* tmpfs accepts O_DIRECT on recent kernels, but its data is page cache anyway: O_DIRECT
+ * only adds alignment rules there (and sends io_uring down a slow path). */
+static bool on_memory_fs(const char *path)
+{
+	struct statfs sf;
+	struct stat st;
+
+	/* A device node lives on devtmpfs: what counts is the device, not the node. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return false;
+	return statfs(path, &sf) == 0 &&
+	       (sf.f_type == 0x01021994 /* TMPFS_MAGIC */ || sf.f_type == 0x858458f6 /* RAMFS */ ||
+	        sf.f_type == 0x958458f6 /* HUGETLBFS */);
+}
+
 int bdev_open(const char *path, unsigned flags, struct bdev **out)
 {
 	int oflags = (flags & BDEV_RDONLY) ? O_RDONLY : O_RDWR;
@@ -66,10 +82,12 @@ int bdev_open(const char *path, unsigned flags, struct bdev **out)
 
 	*out = NULL;
 	oflags |= O_CLOEXEC;
-	if (!(flags & BDEV_NO_DIRECT))
+	bool try_direct = !(flags & BDEV_NO_DIRECT) && !on_memory_fs(path);
+
+	if (try_direct)
 		fd = open(path, oflags | O_DIRECT);
-	/* tmpfs and some FUSE file systems refuse O_DIRECT: fall back to buffered. */
-	if (fd < 0 && (flags & BDEV_NO_DIRECT || errno == EINVAL))
+	/* A file system that refuses O_DIRECT (EINVAL): buffered, like tmpfs. */
+	if (!try_direct || (fd < 0 && errno == EINVAL))
 		fd = open(path, oflags);
 	if (fd < 0)
 		return ulvm_error(-errno, "%s: cannot open: %s", path, strerror(errno));
@@ -98,7 +116,7 @@ int bdev_open(const char *path, unsigned flags, struct bdev **out)
 			int e = -errno;
 			bdev_close(bd);
 			return ulvm_error(e, "%s: cannot get block device size: %s", path,
-					  strerror(-e));
+			                  strerror(-e));
 		}
 		bd->size = size;
 		bd->sector_size = ssz > 0 ? (unsigned)ssz : SECTOR_SIZE;
@@ -135,19 +153,19 @@ static int rw_full(struct bdev *bd, bool write, void *buf, size_t len, uint64_t 
 	uint8_t *p = buf;
 
 	while (len) {
-		ssize_t n = write ? pwrite(bd->fd, p, len, (off_t)off)
-				  : pread(bd->fd, p, len, (off_t)off);
+		ssize_t n =
+		    write ? pwrite(bd->fd, p, len, (off_t)off) : pread(bd->fd, p, len, (off_t)off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return ulvm_error(-errno, "%s: %s of %zu bytes at offset %llu failed: %s",
-					  bd->path, write ? "write" : "read", len,
-					  (unsigned long long)off, strerror(errno));
+			                  bd->path, write ? "write" : "read", len,
+			                  (unsigned long long)off, strerror(errno));
 		}
 		if (n == 0)
-			return ulvm_error(-EIO, "%s: %s at offset %llu is past the end of the device",
-					  bd->path, write ? "write" : "read",
-					  (unsigned long long)off);
+			return ulvm_error(
+			    -EIO, "%s: %s at offset %llu is past the end of the device", bd->path,
+			    write ? "write" : "read", (unsigned long long)off);
 		p += n;
 		len -= (size_t)n;
 		off += (uint64_t)n;
@@ -166,7 +184,7 @@ static int rw_bounce(struct bdev *bd, bool write, void *buf, size_t len, uint64_
 
 	if (!b)
 		return ulvm_error(-ENOMEM, "%s: out of memory for a %zu-byte bounce buffer",
-				  bd->path, blen);
+		                  bd->path, blen);
 	if (write && (start != off || end != off + len))
 		r = rw_full(bd, false, b, blen, start);
 	else
@@ -188,9 +206,9 @@ static int check_range(struct bdev *bd, size_t len, uint64_t off)
 	uint64_t end;
 
 	if (add_overflows_u64(off, len, &end) || end > bd->size)
-		return ulvm_error(-ENOSPC, "%s: I/O of %zu bytes at offset %llu is beyond the device size %llu",
-				  bd->path, len, (unsigned long long)off,
-				  (unsigned long long)bd->size);
+		return ulvm_error(
+		    -ENOSPC, "%s: I/O of %zu bytes at offset %llu is beyond the device size %llu",
+		    bd->path, len, (unsigned long long)off, (unsigned long long)bd->size);
 	return 0;
 }
 
@@ -201,7 +219,7 @@ int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t off)
 	if (r)
 		return r;
 	return direct_ok(bd, buf, len, off) ? rw_full(bd, false, buf, len, off)
-					    : rw_bounce(bd, false, buf, len, off);
+	                                    : rw_bounce(bd, false, buf, len, off);
 }
 
 int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
@@ -215,7 +233,7 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 		return r;
 	FAULT_CHECK(bd, true);
 	return direct_ok(bd, buf, len, off) ? rw_full(bd, true, (void *)buf, len, off)
-					    : rw_bounce(bd, true, (void *)buf, len, off);
+	                                    : rw_bounce(bd, true, (void *)buf, len, off);
 }
 
 int bdev_flush(struct bdev *bd)
@@ -243,11 +261,11 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 		r = ioctl(bd->fd, BLKDISCARD, range);
 	} else {
 		r = fallocate(bd->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)off,
-			      (off_t)len);
+		              (off_t)len);
 	}
 	if (r < 0)
 		return ulvm_error(-errno, "%s: discard of %llu bytes at %llu failed: %s", bd->path,
-				  (unsigned long long)len, (unsigned long long)off,
-				  strerror(errno));
+		                  (unsigned long long)len, (unsigned long long)off,
+		                  strerror(errno));
 	return 0;
 }

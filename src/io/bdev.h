@@ -1,9 +1,9 @@
 /*
  * io/bdev: a backing device, a regular file (a disk image) or a block device. Knows its
- * size and logical sector size, opens with O_DIRECT where the file system allows it, and
- * reads/writes any byte range (bouncing through an aligned buffer when the caller's range
- * or memory is not aligned). Block semantics follow the kernel: flush = fdatasync,
- * discard = BLKDISCARD or punch hole. Uses util only.
+ * size and logical sector size, opens with O_DIRECT where that bypasses a page cache (not on
+ * tmpfs, whose data is page cache), and reads/writes any byte range (bouncing through an
+ * aligned buffer when the caller's range or memory is not aligned). Block semantics follow the
+ * kernel: flush = fdatasync, discard = BLKDISCARD or punch hole. Uses util only.
  */
 #ifndef ULVM_IO_BDEV_H
 #define ULVM_IO_BDEV_H
@@ -20,7 +20,7 @@ enum bdev_open_flags {
 struct bdev {
 	int fd;
 	char *path;
-	uint64_t size;	     /* bytes */
+	uint64_t size;        /* bytes */
 	unsigned sector_size; /* logical sector size, bytes (512 for files) */
 	bool is_blockdev;
 	bool direct; /* opened with O_DIRECT */

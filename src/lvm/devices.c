@@ -129,7 +129,11 @@ void ulvm_ctx_free(struct ulvm_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	ctx_free_dm(ctx);
 	ctx_invalidate(ctx);
+	for (size_t i = 0; i < ctx->nreported; i++)
+		free(ctx->reported[i]);
+	free(ctx->reported);
 	for (size_t i = 0; i < ctx->ndevs; i++) {
 		bdev_close(ctx->devs[i].bd);
 		free(ctx->devs[i].path);
@@ -336,6 +340,27 @@ static void scan_mda(struct ulvm_ctx *ctx, struct dev_entry *d, unsigned idx)
 	m->has_text = true;
 }
 
+/* Each damaged label or metadata area is reported once per context, as one line naming the
+ * device, the area and the problem (the scan itself goes on with what is valid). */
+static void report_problem(struct ulvm_ctx *ctx, const char *msg)
+{
+	char **nv;
+
+	if (!msg || ctx->opts.silent_scan)
+		return;
+	for (size_t i = 0; i < ctx->nreported; i++)
+		if (!strcmp(ctx->reported[i], msg))
+			return;
+	if ((nv = realloc(ctx->reported, (ctx->nreported + 1) * sizeof(*nv))) &&
+	    (nv[ctx->nreported] = strdup(msg))) {
+		ctx->reported = nv;
+		ctx->nreported++;
+	} else if (nv) {
+		ctx->reported = nv;
+	}
+	ulvm_warn("%s", msg);
+}
+
 static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 {
 	uint8_t *buf;
@@ -361,6 +386,7 @@ static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 		if (r != -ENOENT && r != -ENOSPC)
 			d->problem = dupmsg();
 		d->info.problem = d->problem;
+		report_problem(ctx, d->problem);
 		return;
 	}
 	d->has_label = true;
@@ -372,6 +398,7 @@ static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 	for (unsigned i = 0; i < d->nmdas; i++) {
 		uint64_t sz, fr;
 		scan_mda(ctx, d, i);
+		report_problem(ctx, d->mdas[i].problem);
 		if (d->mdas[i].problem && !d->info.problem)
 			d->info.problem = d->mdas[i].problem;
 		dev_mda_summary(&d->mdas[i], &sz, &fr);

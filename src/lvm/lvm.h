@@ -63,8 +63,14 @@ struct vg_lock {
 	unsigned refs;
 };
 
+struct io_engine;
+struct dm_registry;
+
 struct ulvm_ctx {
 	struct ulvm_ctx_opts opts;
+	struct io_engine *engine; /* made on first use by dev.c */
+	struct dm_registry *dm;
+	struct ulvm_dev *open_devs;
 	char *lock_dir;
 	struct dev_entry *devs;
 	size_t ndevs, cap;
@@ -74,6 +80,8 @@ struct ulvm_ctx {
 	size_t n_vg_names;
 	struct vg_lock locks[16];
 	size_t nlocks;
+	char **reported; /* problems already reported by scans */
+	size_t nreported;
 };
 
 /* devices.c */
@@ -86,6 +94,9 @@ struct dev_entry *ctx_find_dev(struct ulvm_ctx *ctx, const char *path);
 struct dev_entry *ctx_find_pv_uuid(struct ulvm_ctx *ctx, const char *uuid);
 int dev_open_rw(struct ulvm_ctx *ctx, struct dev_entry *d); /* reopen writable if needed */
 void dev_mda_summary(const struct dev_mda *m, uint64_t *size, uint64_t *free_bytes);
+
+/* dev.c */
+void ctx_free_dm(struct ulvm_ctx *ctx);
 
 /* lock.c */
 int lock_vg(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode);

@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm pvs is silent about a PV label with a bad checksum
 # A PV label with a bad checksum (one byte flipped in sector 1): ulvm pvs and pvck print one
 # line naming the device, the label sector and the problem; pvck fails (exit 5); the good
 # PV is still reported; and no ulvm read command writes anything to the images.

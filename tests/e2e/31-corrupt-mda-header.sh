@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm lvs is silent when it falls back from a damaged mda_header to the second area
 # A PV with two metadata areas whose first mda_header is damaged (one byte flipped at byte
 # 4096): ulvm falls back to the other, valid copy (lvs/vgs/pvs report exactly what they
 # reported before the damage), prints one line naming the device, the area and the problem,

@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm lvs/pvs do not say the PV is truncated (lvs: only "Volume group not found"; pvs lists it as an orphan)
 # A PV image truncated below the end of its metadata area (header gone: 3000 bytes; header
 # there but the area cut: 600000 bytes): ulvm pvck, pvs and lvs give a clear error naming the
 # device and the truncation, pvck and lvs of its VG exit 5, and nothing is written.

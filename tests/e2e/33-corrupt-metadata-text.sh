@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm lvs does not report a metadata text checksum mismatch (only "Volume group not found" / silent fallback)
 # Metadata text whose checksum no longer matches (one byte flipped inside the committed
 # text): when it is the VG's only copy, ulvm lvs/pvck fail (exit 5) with one line naming the
 # device, the metadata area and the checksum problem; when another PV of the VG holds a good

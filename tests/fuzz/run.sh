@@ -17,13 +17,13 @@ fi
 ninja -C build-fuzz >build-fuzz/build.log 2>&1 || { cat build-fuzz/build.log; exit 1; }
 mkdir -p build-fuzz/artifacts
 rc=0
-for target in label mda text; do
+for target in label mda text table; do
 	exe=build-fuzz/fuzz_$target
 	[ -x "$exe" ] || { echo "FAIL: $exe was not built"; rc=1; continue; }
 	work=$(mktemp -d)
 	cp -r tests/fuzz/corpus/$target/. "$work/"
 	if "$exe" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-		-artifact_prefix=build-fuzz/artifacts/$target- "$work" \
+		-artifact_prefix="$top/build-fuzz/artifacts/$target-" "$work" \
 		>build-fuzz/fuzz_$target.log 2>&1; then
 		echo "PASS: fuzz_$target ($secs s, $(grep -o 'stat::number_of_executed_units: [0-9]*' build-fuzz/fuzz_$target.log | awk '{print $2}') execs)"
 	else

@@ -1,0 +1,619 @@
+/*
+ * The I/O engine (engine.h): an intrusive queue of submitted requests, turned at poll time
+ * into io_uring SQEs (devices opened with O_DIRECT) or into pread/pwrite calls (page-cache
+ * devices, and everything when io_uring is missing).
+ *
+ * A request the engine holds is in exactly one of three places:
+ *   queue     submitted, not yet handed to the kernel (FIFO through req->next);
+ *   the ring  an SQE was prepared for it and its CQE has not been reaped;
+ *   done list finished, its callback runs at the next io_engine_poll() (FIFO).
+ * `held` counts all three: it is io_engine_inflight().
+ *
+ * req->engine_token holds the bytes already transferred while a READ/WRITE is in progress
+ * (a short transfer goes back to the front of the queue for the rest), and the result
+ * (0 or -errno, as int64_t) once the request is on the done list.
+ *
+ * AUTO picks io_uring for block devices and O_DIRECT files, except on memory file systems:
+ * tmpfs takes O_DIRECT since Linux 6.6 yet stays a page cache, where pread is the faster.
+ * The ring never holds more than queue_depth requests (its CQ cannot overflow); the rest
+ * wait in the queue. io_engine_free() waits for the kernel to finish with what is in the
+ * ring and drops every held request without running its callback.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <linux/magic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
+
+#include "../util/util.h"
+#include "engine.h"
+
+#define DEFAULT_DEPTH 128u
+#define MAX_DEPTH     32768u     /* IORING_MAX_ENTRIES */
+#define RW_CHUNK      (1u << 30) /* bytes per read/write call: a multiple of any sector */
+#define ZERO_BUF_SIZE (256u << 10)
+#define FS_MEMO       8 /* files whose file system was looked up */
+
+struct io_engine {
+	struct io_req *q_head, **q_tailp; /* queue */
+	struct io_req *d_head, **d_tailp; /* done list */
+	unsigned held;                    /* queued + in the ring + done */
+	unsigned ndone;                   /* on the done list */
+	unsigned depth;                   /* most requests in the ring at once */
+	enum io_method method;            /* as asked for */
+	bool no_rwf_dsync;                /* pwritev2(RWF_DSYNC) unsupported: pwrite+fdatasync */
+	void *zero_buf;                   /* last-resort WRITE_ZEROES, allocated on first use */
+#ifdef HAVE_LIBURING
+	struct {
+		uint64_t dev; /* bdev.dev: the file's identity */
+		bool valid, in_memory;
+	} fs_memo[FS_MEMO];
+	bool have_ring;
+	unsigned ring_inflight; /* SQEs prepared whose CQE is not yet reaped */
+	struct io_uring ring;
+#endif
+};
+
+/* ---- lists ------------------------------------------------------------------------------ */
+
+static void queue_append(struct io_engine *e, struct io_req *req)
+{
+	req->next = NULL;
+	*e->q_tailp = req;
+	e->q_tailp = &req->next;
+}
+
+#ifdef HAVE_LIBURING
+static void queue_push_front(struct io_engine *e, struct io_req *req)
+{
+	req->next = e->q_head;
+	if (!e->q_head)
+		e->q_tailp = &req->next;
+	e->q_head = req;
+}
+#endif
+
+/* Unlink *pp (a link in the queue) and return it. */
+static struct io_req *queue_unlink(struct io_engine *e, struct io_req **pp)
+{
+	struct io_req *req = *pp;
+
+	*pp = req->next;
+	if (!*pp)
+		e->q_tailp = pp;
+	return req;
+}
+
+/* `req` has finished with `result`: its callback runs at the next poll. */
+static void finish(struct io_engine *e, struct io_req *req, int result)
+{
+	req->engine_token = (uint64_t)(int64_t)result;
+	req->next = NULL;
+	*e->d_tailp = req;
+	e->d_tailp = &req->next;
+	e->ndone++;
+}
+
+/* Run the callbacks of the requests finished so far, but not of those that they finish in
+ * turn (io_engine_complete() from a callback): a callback that always completes another
+ * request cannot keep poll from returning. The engine is consistent during each callback,
+ * so a callback may submit, complete, and even poll (which runs some of the rest). */
+static unsigned run_callbacks(struct io_engine *e)
+{
+	unsigned n = e->ndone, i;
+
+	for (i = 0; i < n && e->d_head; i++) {
+		struct io_req *req = e->d_head;
+
+		e->d_head = req->next;
+		if (!e->d_head)
+			e->d_tailp = &e->d_head;
+		e->ndone--;
+		e->held--;
+		req->next = NULL;
+		req->done(req, (int)(int64_t)req->engine_token);
+	}
+	return i;
+}
+
+/* ---- the synchronous method --------------------------------------------------------------- */
+
+static int sync_rw(struct io_engine *e, struct io_req *req)
+{
+	int fd = req->bd->fd;
+	bool write = req->op == IO_OP_WRITE;
+	bool fua = write && (req->flags & IO_FUA);
+	uint64_t done = req->engine_token;
+
+	while (done < req->len) {
+		uint8_t *p = (uint8_t *)req->buf + done;
+		size_t n = (size_t)MIN(req->len - done, (uint64_t)RW_CHUNK);
+		off_t off = (off_t)(req->offset + done);
+		ssize_t r;
+
+		if (!write) {
+			r = pread(fd, p, n, off);
+		} else if (fua && !e->no_rwf_dsync) {
+			struct iovec iov = {.iov_base = p, .iov_len = n};
+
+			r = pwritev2(fd, &iov, 1, off, RWF_DSYNC);
+			if (r < 0 && (errno == EOPNOTSUPP || errno == ENOSYS)) {
+				e->no_rwf_dsync = true;
+				continue;
+			}
+		} else {
+			r = pwrite(fd, p, n, off);
+		}
+		if (r < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return -errno;
+		}
+		if (r == 0) /* end of file */
+			return -EIO;
+		done += (uint64_t)r;
+	}
+	if (fua && e->no_rwf_dsync && fdatasync(fd) < 0)
+		return -errno;
+	return 0;
+}
+
+/* WRITE_ZEROES where the file system has no fallocate mode for it: write zeroes. */
+static int zero_fill(struct io_engine *e, struct io_req *req)
+{
+	uint64_t off = req->offset, end = req->offset + req->len;
+
+	if (!e->zero_buf) {
+		e->zero_buf = bdev_alloc_buffer(ZERO_BUF_SIZE);
+		if (!e->zero_buf)
+			return -ENOMEM;
+		memset(e->zero_buf, 0, ZERO_BUF_SIZE);
+	}
+	while (off < end) {
+		size_t n = (size_t)MIN(end - off, (uint64_t)ZERO_BUF_SIZE);
+		ssize_t r = pwrite(req->bd->fd, e->zero_buf, n, (off_t)off);
+
+		if (r < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int fallocate_retry(int fd, int mode, uint64_t off, uint64_t len)
+{
+	int r;
+
+	do
+		r = fallocate(fd, mode, (off_t)off, (off_t)len);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+static bool unsupported(int r)
+{
+	return r == -EOPNOTSUPP || r == -ENOSYS;
+}
+
+/* WRITE_ZEROES on a regular file. With IO_NO_UNMAP the range must stay allocated: zero
+ * range, or on file systems without it (tmpfs) a punched hole allocated again; without the
+ * flag a punched hole. Writing zeroes is the last resort. */
+static int zeroes_file(struct io_engine *e, struct io_req *req)
+{
+	int fd = req->bd->fd, r;
+
+	if (req->flags & IO_NO_UNMAP) {
+		r = fallocate_retry(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, req->offset,
+		                    req->len);
+		if (!unsupported(r))
+			return r;
+		r = fallocate_retry(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, req->offset,
+		                    req->len);
+		if (!r)
+			return fallocate_retry(fd, FALLOC_FL_KEEP_SIZE, req->offset, req->len);
+	} else {
+		r = fallocate_retry(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, req->offset,
+		                    req->len);
+		if (!unsupported(r))
+			return r;
+		r = fallocate_retry(fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, req->offset,
+		                    req->len);
+	}
+	return unsupported(r) ? zero_fill(e, req) : r;
+}
+
+static int blk_ioctl(int fd, unsigned long cmd, uint64_t off, uint64_t len)
+{
+	uint64_t range[2] = {off, len};
+	int r;
+
+	do
+		r = ioctl(fd, cmd, range);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -errno : 0;
+}
+
+/* Execute `req` now, synchronously. */
+static int sync_exec(struct io_engine *e, struct io_req *req)
+{
+	struct bdev *bd = req->bd;
+
+	switch (req->op) {
+	case IO_OP_READ:
+	case IO_OP_WRITE:
+		return sync_rw(e, req);
+	case IO_OP_FLUSH:
+		while (fdatasync(bd->fd) < 0) {
+			if (errno != EINTR)
+				return -errno;
+		}
+		return 0;
+	case IO_OP_DISCARD:
+		if (bd->is_blockdev)
+			return blk_ioctl(bd->fd, BLKDISCARD, req->offset, req->len);
+		return fallocate_retry(bd->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		                       req->offset, req->len);
+	case IO_OP_WRITE_ZEROES:
+		if (bd->is_blockdev)
+			return blk_ioctl(bd->fd, BLKZEROOUT, req->offset, req->len);
+		return zeroes_file(e, req);
+	}
+	return -EINVAL;
+}
+
+/* ---- the io_uring method ------------------------------------------------------------------ */
+
+#ifdef HAVE_LIBURING
+/* tmpfs takes O_DIRECT since Linux 6.6 but stays a page cache, where io_uring hands every
+ * request to a kernel worker and pread is several times faster (MEASURED.md). */
+static bool fs_in_memory(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) < 0)
+		return false;
+	return sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC || sf.f_type == HUGETLBFS_MAGIC;
+}
+
+/* fs_in_memory(), looked up once per file. */
+static bool memo_in_memory(struct io_engine *e, const struct bdev *bd)
+{
+	unsigned i = (unsigned)(bd->dev % FS_MEMO);
+
+	if (!e->fs_memo[i].valid || e->fs_memo[i].dev != bd->dev) {
+		e->fs_memo[i].dev = bd->dev;
+		e->fs_memo[i].in_memory = fs_in_memory(bd->fd);
+		e->fs_memo[i].valid = true;
+	}
+	return e->fs_memo[i].in_memory;
+}
+
+/* AUTO: io_uring for block devices and O_DIRECT files on disk file systems. */
+static bool use_ring(struct io_engine *e, const struct bdev *bd)
+{
+	if (!e->have_ring || e->method == IO_METHOD_SYNC)
+		return false;
+	if (e->method == IO_METHOD_URING)
+		return true;
+	return bd->direct && (bd->is_blockdev || !memo_in_memory(e, bd));
+}
+
+/* Block devices have no io_uring op for discard and zeroout in liburing 2.3: their
+ * requests run synchronously (ioctl) at poll time. */
+static bool ring_op(const struct io_req *req)
+{
+	return !req->bd->is_blockdev || (req->op != IO_OP_DISCARD && req->op != IO_OP_WRITE_ZEROES);
+}
+
+/* Prepare one SQE for `req` (or the rest of it); false when the SQ ring is full. */
+static bool ring_prep(struct io_engine *e, struct io_req *req)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+	int fd = req->bd->fd;
+	uint64_t done = req->engine_token;
+	int mode;
+
+	if (!sqe)
+		return false;
+	switch (req->op) {
+	case IO_OP_READ:
+	case IO_OP_WRITE: {
+		void *p = (uint8_t *)req->buf + done;
+		unsigned n = (unsigned)MIN(req->len - done, (uint64_t)RW_CHUNK);
+
+		if (req->op == IO_OP_READ) {
+			io_uring_prep_read(sqe, fd, p, n, req->offset + done);
+		} else {
+			io_uring_prep_write(sqe, fd, p, n, req->offset + done);
+			if (req->flags & IO_FUA)
+				sqe->rw_flags = RWF_DSYNC;
+		}
+		break;
+	}
+	case IO_OP_FLUSH:
+		io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+		break;
+	case IO_OP_DISCARD:
+	case IO_OP_WRITE_ZEROES:
+		mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+		if (req->op == IO_OP_WRITE_ZEROES && (req->flags & IO_NO_UNMAP))
+			mode = FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
+		io_uring_prep_fallocate(sqe, fd, mode, (off_t)req->offset, (off_t)req->len);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, req);
+	e->ring_inflight++;
+	return true;
+}
+
+/* A CQE for `req` with result `res`. */
+static void ring_done(struct io_engine *e, struct io_req *req, int res)
+{
+	e->ring_inflight--;
+	if (res == -EINTR || res == -EAGAIN) {
+		queue_push_front(e, req); /* again, from where it stopped */
+		return;
+	}
+	switch (req->op) {
+	case IO_OP_READ:
+	case IO_OP_WRITE:
+		if (res > 0) {
+			req->engine_token += (uint64_t)res;
+			if (req->engine_token < req->len) { /* short: the rest goes again */
+				queue_push_front(e, req);
+				return;
+			}
+			res = 0;
+		} else if (res == 0) { /* end of file */
+			res = -EIO;
+		}
+		break;
+	case IO_OP_WRITE_ZEROES:
+		if (unsupported(res))
+			res = zeroes_file(e, req); /* a file system without that mode */
+		break;
+	default:
+		break;
+	}
+	finish(e, req, res);
+}
+
+static void ring_reap(struct io_engine *e)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+
+	io_uring_for_each_cqe(&e->ring, head, cqe)
+	{
+		ring_done(e, io_uring_cqe_get_data(cqe), cqe->res);
+		n++;
+	}
+	io_uring_cq_advance(&e->ring, n);
+}
+
+static int ring_init(struct io_engine *e)
+{
+	struct io_uring_params p;
+	int r;
+
+	/* Fewer interrupts (completions are collected when we enter the kernel anyway) and
+	 * no stop at the first bad SQE of a batch; plain flags on kernels without them. */
+	memset(&p, 0, sizeof(p));
+	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+	r = io_uring_queue_init_params(e->depth, &e->ring, &p);
+	if (r == -EINVAL) {
+		memset(&p, 0, sizeof(p));
+		r = io_uring_queue_init_params(e->depth, &e->ring, &p);
+	}
+	if (r < 0)
+		return r;
+	/* Never more in flight than the completion queue holds. */
+	e->depth = MIN(e->depth, MIN(p.sq_entries, p.cq_entries));
+	e->have_ring = true;
+	return 0;
+}
+#endif
+
+/* ---- issuing ------------------------------------------------------------------------------- */
+
+/* Hand queued requests to the kernel: prepare SQEs while the ring has room (the rest stay
+ * queued, in order), and with `run_sync` execute the synchronous ones. Without `run_sync`
+ * only SQEs are prepared (the end of a poll). */
+static void issue(struct io_engine *e, bool run_sync)
+{
+	struct io_req **pp = &e->q_head;
+
+	while (*pp) {
+		struct io_req *req = *pp;
+
+#ifdef HAVE_LIBURING
+		if (use_ring(e, req->bd) && ring_op(req)) {
+			if (e->ring_inflight >= e->depth || !ring_prep(e, req))
+				break; /* ring full */
+			queue_unlink(e, pp);
+			continue;
+		}
+#endif
+		if (!run_sync) {
+			pp = &req->next;
+			continue;
+		}
+		queue_unlink(e, pp);
+		finish(e, req, sync_exec(e, req));
+	}
+}
+
+/* ---- the interface ------------------------------------------------------------------------- */
+
+int io_engine_new(const struct io_engine_opts *opts, struct io_engine **out)
+{
+	struct io_engine *e = calloc(1, sizeof(*e));
+
+	*out = NULL;
+	if (!e)
+		return ulvm_error(-ENOMEM, "I/O engine: out of memory");
+	e->q_tailp = &e->q_head;
+	e->d_tailp = &e->d_head;
+	e->method = opts ? opts->method : IO_METHOD_AUTO;
+	e->depth = opts && opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
+	e->depth = MIN(e->depth, MAX_DEPTH);
+#ifdef HAVE_LIBURING
+	if (e->method != IO_METHOD_SYNC) {
+		int r = ring_init(e);
+
+		if (r < 0)
+			ulvm_log(e->method == IO_METHOD_URING ? ULVM_LOG_WARN : ULVM_LOG_DEBUG,
+			         "I/O engine: io_uring unavailable (%s), using pread/pwrite",
+			         strerror(-r));
+	}
+#else
+	if (e->method == IO_METHOD_URING)
+		ulvm_warn("I/O engine: built without io_uring, using pread/pwrite");
+#endif
+	*out = e;
+	return 0;
+}
+
+void io_engine_free(struct io_engine *e)
+{
+	if (!e)
+		return;
+#ifdef HAVE_LIBURING
+	if (e->have_ring) {
+		/* The kernel may still write into requests' buffers: wait for it. Their
+		 * callbacks do not run. */
+		while (e->ring_inflight) {
+			int r = io_uring_submit_and_wait(&e->ring, 1);
+
+			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+				break;
+			ring_reap(e);
+		}
+		io_uring_queue_exit(&e->ring);
+	}
+#endif
+	free(e->zero_buf);
+	free(e);
+}
+
+/* 1: the request needs I/O; 0: it has nothing to do (zero length); or the -errno it
+ * fails with before reaching the device. */
+static int check(const struct bdev *bd, const struct io_req *req)
+{
+	uint64_t end;
+
+	if (req->op == IO_OP_FLUSH)
+		return 1;
+	if ((unsigned)req->op > IO_OP_WRITE_ZEROES)
+		return -EINVAL;
+	if (req->op != IO_OP_READ && bd->rdonly)
+		return -EROFS;
+	if (add_overflows_u64(req->offset, req->len, &end) || end > bd->size)
+		return -EIO; /* beyond the end of the device, as the block layer says it */
+	return req->len ? 1 : 0;
+}
+
+void io_engine_submit(struct io_engine *e, struct bdev *bd, struct io_req *req)
+{
+	int r = check(bd, req);
+
+	req->bd = bd;
+	req->engine_token = 0;
+	e->held++;
+	if (__builtin_expect(r <= 0, 0))
+		finish(e, req, r);
+	else
+		queue_append(e, req);
+}
+
+void io_engine_complete(struct io_engine *e, struct io_req *req, int result)
+{
+	e->held++;
+	finish(e, req, result);
+}
+
+int io_engine_poll(struct io_engine *e, unsigned min_complete)
+{
+	unsigned done = 0;
+	int err = 0;
+
+	for (;;) {
+		issue(e, true);
+#ifdef HAVE_LIBURING
+		if (e->ring_inflight) {
+			unsigned have = done + e->ndone, wait = 0;
+			int r;
+
+			if (have < min_complete)
+				wait = MIN(min_complete - have, e->ring_inflight);
+			r = io_uring_submit_and_wait(&e->ring, wait);
+			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
+				err = r;
+			ring_reap(e);
+		}
+#endif
+		done += run_callbacks(e);
+		if (done >= min_complete || err || !e->held)
+			break;
+	}
+#ifdef HAVE_LIBURING
+	/* Requests the callbacks submitted start now, not at the next poll. */
+	if (e->q_head && e->have_ring && !err) {
+		issue(e, false);
+		if (io_uring_sq_ready(&e->ring))
+			io_uring_submit(&e->ring);
+	}
+#endif
+	if (err && !done)
+		return ulvm_error(err, "I/O engine: io_uring_enter failed: %s", strerror(-err));
+	return (int)done;
+}
+
+unsigned io_engine_inflight(const struct io_engine *e)
+{
+	return e->held;
+}
+
+enum io_method io_engine_method(const struct io_engine *e, const struct bdev *bd)
+{
+#ifdef HAVE_LIBURING
+	if (!e->have_ring || e->method == IO_METHOD_SYNC)
+		return IO_METHOD_SYNC;
+	if (e->method == IO_METHOD_URING)
+		return IO_METHOD_URING;
+	if (bd->direct && (bd->is_blockdev || !fs_in_memory(bd->fd)))
+		return IO_METHOD_URING;
+	return IO_METHOD_SYNC;
+#else
+	(void)e;
+	(void)bd;
+	return IO_METHOD_SYNC;
+#endif
+}
+
+const char *io_method_name(enum io_method m)
+{
+	switch (m) {
+	case IO_METHOD_AUTO:
+		return "auto";
+	case IO_METHOD_URING:
+		return "io_uring";
+	case IO_METHOD_SYNC:
+		return "sync";
+	}
+	return "unknown";
+}

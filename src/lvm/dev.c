@@ -1,0 +1,338 @@
+/*
+ * The library's block-device API (include/ulvm.h, "activation and I/O"): a ulvm_dev is a
+ * mapped device of the context's userspace device-mapper, built from an LV's table or from a
+ * raw table, with synchronous and asynchronous I/O on the context's io engine.
+ */
+#include <assert.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../dm/dm.h"
+#include "lvm.h"
+
+struct ulvm_dev {
+	struct ulvm_ctx *ctx;
+	struct dm_dev *md; /* a mapped device, or */
+	struct bdev *bd;   /* a raw backing device (ulvm_dev_open_raw) */
+	char *name;
+	unsigned inflight;
+	struct ulvm_dev *next; /* the context's open devices */
+};
+
+static_assert(sizeof(struct io_req) <= sizeof(((struct ulvm_io *)0)->reserved),
+              "struct ulvm_io must be able to hold the engine's request");
+
+static struct io_req *io_req_of(struct ulvm_io *io)
+{
+	return (struct io_req *)(void *)io->reserved;
+}
+
+/* The engine and the device-mapper registry of a context, made on first use. */
+static int ctx_dm(struct ulvm_ctx *ctx, struct dm_registry **out)
+{
+	int r;
+
+	if (!ctx->dm) {
+		struct io_engine_opts eo = {0};
+		if ((r = io_engine_new(&eo, &ctx->engine)))
+			return r;
+		if ((r = dm_registry_new(ctx->engine, &ctx->dm))) {
+			io_engine_free(ctx->engine);
+			ctx->engine = NULL;
+			return r;
+		}
+	}
+	*out = ctx->dm;
+	return 0;
+}
+
+void ctx_free_dm(struct ulvm_ctx *ctx)
+{
+	/* Upper devices first: the list is newest first, and a device stacks only on older ones. */
+	while (ctx->open_devs)
+		ulvm_dev_close(ctx->open_devs);
+	dm_registry_free(ctx->dm);
+	io_engine_free(ctx->engine);
+	ctx->dm = NULL;
+	ctx->engine = NULL;
+}
+
+int ulvm_dev_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
+                        struct ulvm_dev **out)
+{
+	struct dm_registry *reg;
+	struct ulvm_dev *dev;
+	int r;
+
+	*out = NULL;
+	if ((r = ctx_dm(ctx, &reg)))
+		return r;
+	if (!(dev = calloc(1, sizeof(*dev))) || !(dev->name = strdup(name))) {
+		free(dev);
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	dev->ctx = ctx;
+	if ((r = dm_create(reg, name, table, &dev->md))) {
+		free(dev->name);
+		free(dev);
+		return r;
+	}
+	dm_open(dev->md);
+	dev->next = ctx->open_devs;
+	ctx->open_devs = dev;
+	*out = dev;
+	return 0;
+}
+
+int ulvm_dev_open_raw(struct ulvm_ctx *ctx, const char *path, struct ulvm_dev **out)
+{
+	struct dm_registry *reg;
+	struct ulvm_dev *dev;
+	int r;
+
+	*out = NULL;
+	if ((r = ctx_dm(ctx, &reg)))
+		return r;
+	if (!(dev = calloc(1, sizeof(*dev))) || !(dev->name = strdup(path))) {
+		free(dev);
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	dev->ctx = ctx;
+	if ((r = bdev_open(path, 0, &dev->bd))) {
+		free(dev->name);
+		free(dev);
+		return r;
+	}
+	dev->next = ctx->open_devs;
+	ctx->open_devs = dev;
+	*out = dev;
+	return 0;
+}
+
+struct ulvm_dev *ulvm_dev_find(struct ulvm_ctx *ctx, const char *name)
+{
+	for (struct ulvm_dev *d = ctx->open_devs; d; d = d->next)
+		if (!strcmp(d->name, name))
+			return d;
+	return NULL;
+}
+
+int ulvm_dev_open_lv(struct ulvm_ctx *ctx, const char *vgname, const char *lvname,
+                     struct ulvm_dev **out)
+{
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	char name[2 * LVM_NAME_MAX + 8], *table = NULL;
+	int r;
+
+	*out = NULL;
+	if ((r = ulvm_vg_open(ctx, vgname, ULVM_LOCK_READ, &vg)))
+		return r;
+	if (!(lv = ulvm_lv_find(vg, lvname)))
+		r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgname, lvname);
+	else
+		r = ulvm_lv_table(vg, lv, &table);
+	ulvm_vg_close(vg);
+	if (r)
+		return r;
+	ulvm_lv_dm_name(vgname, lvname, name, sizeof(name));
+	r = ulvm_dev_open_table(ctx, name, table, out);
+	free(table);
+	return r;
+}
+
+void ulvm_dev_close(struct ulvm_dev *dev)
+{
+	if (!dev)
+		return;
+	while (dev->inflight && ulvm_dev_poll(dev, 1) >= 0)
+		;
+	for (struct ulvm_dev **p = &dev->ctx->open_devs; *p; p = &(*p)->next)
+		if (*p == dev) {
+			*p = dev->next;
+			break;
+		}
+	if (dev->md) {
+		dm_close(dev->md);
+		dm_remove(dev->ctx->dm, dev->name);
+	}
+	bdev_close(dev->bd);
+	free(dev->name);
+	free(dev);
+}
+
+uint64_t ulvm_dev_size(const struct ulvm_dev *dev)
+{
+	return dev->md ? dm_size(dev->md) : dev->bd->size;
+}
+
+unsigned ulvm_dev_sector_size(const struct ulvm_dev *dev)
+{
+	return dev->bd ? dev->bd->sector_size : SECTOR_SIZE;
+}
+
+const char *ulvm_dev_name(const struct ulvm_dev *dev)
+{
+	return dev->name;
+}
+
+static int need_md(const struct ulvm_dev *dev)
+{
+	return dev->md ? 0 : ulvm_error(-EINVAL, "%s: not a mapped device", dev->name);
+}
+
+int ulvm_dev_table(struct ulvm_dev *dev, bool status, char **out)
+{
+	int r = need_md(dev);
+
+	return r ? r : dm_table_text(dev->md, status ? DM_STATUS_INFO : DM_STATUS_TABLE, out);
+}
+
+int ulvm_dev_suspend(struct ulvm_dev *dev)
+{
+	int r = need_md(dev);
+
+	return r ? r : dm_suspend(dev->md);
+}
+
+int ulvm_dev_reload(struct ulvm_dev *dev, const char *table)
+{
+	int r = need_md(dev);
+
+	return r ? r : dm_load(dev->md, table);
+}
+
+int ulvm_dev_resume(struct ulvm_dev *dev)
+{
+	int r = need_md(dev);
+
+	return r ? r : dm_resume(dev->md);
+}
+
+static void io_finished(struct io_req *req, int result)
+{
+	struct ulvm_io *io =
+	    (struct ulvm_io *)(void *)((char *)req - offsetof(struct ulvm_io, reserved));
+	struct ulvm_dev *dev = req->private;
+
+	dev->inflight--;
+	io->done(io, result);
+}
+
+int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io)
+{
+	static const enum io_op ops[] = {
+	    [ULVM_IO_READ] = IO_OP_READ,
+	    [ULVM_IO_WRITE] = IO_OP_WRITE,
+	    [ULVM_IO_FLUSH] = IO_OP_FLUSH,
+	    [ULVM_IO_DISCARD] = IO_OP_DISCARD,
+	    [ULVM_IO_WRITE_ZEROES] = IO_OP_WRITE_ZEROES,
+	};
+	struct io_req *req = io_req_of(io);
+	uint64_t size = ulvm_dev_size(dev), end;
+
+	if ((unsigned)io->op >= ARRAY_SIZE(ops) || !io->done)
+		return ulvm_error(-EINVAL, "%s: invalid request", dev->name);
+	if (io->op != ULVM_IO_FLUSH &&
+	    ((io->offset | io->length) % SECTOR_SIZE ||
+	     add_overflows_u64(io->offset, io->length, &end) || end > size ||
+	     ((io->op == ULVM_IO_READ || io->op == ULVM_IO_WRITE) && !io->buf)))
+		return ulvm_error(-EINVAL,
+		                  "%s: request of %llu bytes at %llu is outside the device "
+		                  "(%llu bytes) or not sector-aligned",
+		                  dev->name, (unsigned long long)io->length,
+		                  (unsigned long long)io->offset, (unsigned long long)size);
+	memset(req, 0, sizeof(*req));
+	req->op = ops[io->op];
+	req->flags = (io->flags & ULVM_IO_FUA ? IO_FUA : 0) |
+	             (io->flags & ULVM_IO_NO_UNMAP ? IO_NO_UNMAP : 0);
+	req->offset = io->offset;
+	req->len = io->op == ULVM_IO_FLUSH ? 0 : io->length;
+	req->buf = io->buf;
+	req->done = io_finished;
+	req->private = dev;
+	dev->inflight++;
+	if (dev->md)
+		dm_submit(dev->md, req);
+	else
+		io_engine_submit(dev->ctx->engine, dev->bd, req);
+	return 0;
+}
+
+int ulvm_dev_poll(struct ulvm_dev *dev, unsigned min_complete)
+{
+	return io_engine_poll(dev->ctx->engine, min_complete);
+}
+
+unsigned ulvm_dev_inflight(const struct ulvm_dev *dev)
+{
+	return dev->inflight;
+}
+
+/* ---- synchronous wrappers ---- */
+
+struct sync_wait {
+	bool done;
+	int result;
+};
+
+static void sync_done(struct ulvm_io *io, int result)
+{
+	struct sync_wait *w = io->private;
+
+	w->done = true;
+	w->result = result;
+}
+
+static int sync_io(struct ulvm_dev *dev, enum ulvm_io_op op, unsigned flags, void *buf,
+                   uint64_t len, uint64_t offset)
+{
+	struct sync_wait w = {0};
+	struct ulvm_io io = {.op = op,
+	                     .flags = flags,
+	                     .offset = offset,
+	                     .length = len,
+	                     .buf = buf,
+	                     .done = sync_done,
+	                     .private = &w};
+	int r = ulvm_dev_submit(dev, &io);
+
+	while (!r && !w.done) {
+		int n = ulvm_dev_poll(dev, 1);
+		if (n < 0)
+			return n;
+	}
+	if (!r && w.result)
+		r = ulvm_error(w.result, "%s: I/O error at offset %llu: %s", dev->name,
+		               (unsigned long long)offset, strerror(-w.result));
+	return r;
+}
+
+int ulvm_dev_pread(struct ulvm_dev *dev, void *buf, size_t len, uint64_t offset)
+{
+	return sync_io(dev, ULVM_IO_READ, 0, buf, len, offset);
+}
+
+int ulvm_dev_pwrite(struct ulvm_dev *dev, const void *buf, size_t len, uint64_t offset, bool fua)
+{
+	return sync_io(dev, ULVM_IO_WRITE, fua ? ULVM_IO_FUA : 0, (void *)buf, len, offset);
+}
+
+int ulvm_dev_flush(struct ulvm_dev *dev)
+{
+	return sync_io(dev, ULVM_IO_FLUSH, 0, NULL, 0, 0);
+}
+
+int ulvm_dev_discard(struct ulvm_dev *dev, uint64_t offset, uint64_t len)
+{
+	return sync_io(dev, ULVM_IO_DISCARD, 0, NULL, len, offset);
+}
+
+int ulvm_dev_write_zeroes(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool no_unmap)
+{
+	return sync_io(dev, ULVM_IO_WRITE_ZEROES, no_unmap ? ULVM_IO_NO_UNMAP : 0, NULL, len,
+	               offset);
+}

@@ -1,0 +1,712 @@
+/* io/engine: every op on both methods, against a reference copy of the device.
+ *
+ * Each test runs on several configurations: a page-cache file on /dev/shm (tmpfs) with the
+ * synchronous method, with AUTO (which must pick it) and with io_uring forced; and a file on
+ * /tmp (ext4 here, opened with O_DIRECT) with AUTO (io_uring) and with the synchronous
+ * method. Where loop devices can be set up (root), the block-device paths (BLKDISCARD,
+ * BLKZEROOUT) are tested on one too. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "io/bdev.h"
+#include "io/engine.h"
+#include "util/util.h"
+
+#define DEV_SIZE  (4u << 20)
+#define REGION    (16u << 10) /* random I/O: one request at a time per region */
+#define NREGIONS  (DEV_SIZE / REGION)
+#define MAX_SLOTS 128
+
+struct config {
+	const char *name;
+	const char *dir;
+	enum io_method method;
+	unsigned open_flags;      /* bdev_open */
+	int direct;               /* 1: must be opened with O_DIRECT, 0: must not, -1: either */
+	enum io_method effective; /* what io_engine_method() must report */
+};
+
+struct rand_run;
+
+struct env {
+	const struct config *cfg;
+	char path[256];
+	struct bdev *bd;
+	struct io_engine *e;
+	uint8_t *ref; /* what the device holds */
+	uint8_t *bufs;
+};
+
+/* A request of a test, with what its callback saw. */
+struct treq {
+	struct io_req req;
+	struct env *env;
+	int calls, result;
+	struct rand_run *run; /* random I/O */
+	int slot, region;
+	unsigned order; /* callback order */
+};
+
+static unsigned callback_seq;
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static void fill_random(uint8_t *p, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v = rnd();
+
+		memcpy(p + i, &v, 8);
+	}
+	for (; i < n; i++)
+		p[i] = (uint8_t)rnd();
+}
+
+static void record_done(struct io_req *req, int result)
+{
+	struct treq *t = req->private;
+
+	t->calls++;
+	t->result = result;
+	t->order = callback_seq++;
+}
+
+static void prep(struct treq *t, struct env *env, enum io_op op, uint64_t off, uint64_t len,
+                 void *buf)
+{
+	memset(t, 0, sizeof(*t));
+	t->env = env;
+	t->req.op = op;
+	t->req.offset = off;
+	t->req.len = len;
+	t->req.buf = buf;
+	t->req.done = record_done;
+	t->req.private = t;
+}
+
+/* Submit one request and poll until it is done; returns its result. */
+static int run_one(struct env *env, struct treq *t)
+{
+	io_engine_submit(env->e, env->bd, &t->req);
+	assert_int_equal(t->calls, 0); /* never from submit */
+	while (t->calls == 0)
+		assert_true(io_engine_poll(env->e, 1) >= 0);
+	assert_int_equal(t->calls, 1);
+	return t->result;
+}
+
+static int do_io(struct env *env, enum io_op op, unsigned flags, uint64_t off, uint64_t len,
+                 void *buf)
+{
+	struct treq t;
+
+	prep(&t, env, op, off, len, buf);
+	t.req.flags = flags;
+	return run_one(env, &t);
+}
+
+static uint64_t file_blocks(const char *path)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return (uint64_t)st.st_blocks;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* What io_engine_method() reports for `cfg`: without io_uring, always sync. */
+static enum io_method expected_method(const struct config *cfg)
+{
+#ifdef HAVE_LIBURING
+	return cfg->effective;
+#else
+	(void)cfg;
+	return IO_METHOD_SYNC;
+#endif
+}
+
+/* ---- setup ----------------------------------------------------------------------------- */
+
+/* Allocated once (fresh memory is slow): the initial contents, the reference, buffers. */
+static uint8_t *g_image, *g_ref, *g_bufs;
+
+static int setup(void **state)
+{
+	const struct config *cfg = *state;
+	struct io_engine_opts opts = {.method = cfg->method};
+	struct env *env = calloc(1, sizeof(*env));
+	int fd;
+
+	assert_non_null(env);
+	env->cfg = cfg;
+	snprintf(env->path, sizeof(env->path), "%s/ulvm-test-engine-XXXXXX", cfg->dir);
+	fd = mkstemp(env->path);
+	assert_true(fd >= 0);
+	env->ref = g_ref;
+	env->bufs = g_bufs;
+	memcpy(env->ref, g_image, DEV_SIZE);
+	assert_int_equal(pwrite(fd, env->ref, DEV_SIZE, 0), DEV_SIZE);
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+	assert_int_equal(bdev_open(env->path, cfg->open_flags, &env->bd), 0);
+	if (cfg->direct >= 0)
+		assert_int_equal(env->bd->direct, cfg->direct);
+	assert_int_equal(io_engine_new(&opts, &env->e), 0);
+	assert_int_equal(io_engine_method(env->e, env->bd), expected_method(cfg));
+	*state = env;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct env *env = *state;
+
+	assert_int_equal(io_engine_inflight(env->e), 0);
+	io_engine_free(env->e);
+	bdev_close(env->bd);
+	unlink(env->path);
+	free(env);
+	return 0;
+}
+
+/* ---- random I/O against the reference --------------------------------------------------- */
+
+struct rand_run {
+	struct env *env;
+	struct io_engine *e;
+	struct treq reqs[MAX_SLOTS];
+	bool busy[NREGIONS];
+	int free_slots[MAX_SLOTS], nfree;
+	unsigned completed, errors;
+};
+
+static void rand_done(struct io_req *req, int result)
+{
+	struct treq *t = req->private;
+	struct rand_run *run = t->run;
+	uint8_t *ref = run->env->ref + req->offset;
+
+	if (result)
+		run->errors++;
+	else if (req->op == IO_OP_READ && memcmp(req->buf, ref, req->len))
+		run->errors++;
+	else if (req->op == IO_OP_WRITE)
+		memcpy(ref, req->buf, req->len);
+	run->busy[t->region] = false;
+	run->free_slots[run->nfree++] = t->slot;
+	run->completed++;
+}
+
+/* One request of random op, offset and length (512-byte multiples) in a free region. */
+static void rand_submit(struct rand_run *run)
+{
+	struct env *env = run->env;
+	int slot = run->free_slots[--run->nfree], region;
+	struct treq *t = &run->reqs[slot];
+	uint64_t len = (1 + rnd() % (REGION / 512)) * 512;
+	uint64_t off;
+	uint8_t *buf = env->bufs + (size_t)slot * REGION;
+
+	do
+		region = (int)(rnd() % NREGIONS);
+	while (run->busy[region]);
+	run->busy[region] = true;
+	off = (uint64_t)region * REGION + (rnd() % ((REGION - len) / 512 + 1)) * 512;
+	prep(t, env, rnd() % 2 ? IO_OP_READ : IO_OP_WRITE, off, len, buf);
+	if (rnd() % 8 == 0 && t->req.op == IO_OP_WRITE)
+		t->req.flags = IO_FUA;
+	if (t->req.op == IO_OP_WRITE)
+		fill_random(buf, len);
+	t->run = run;
+	t->slot = slot;
+	t->region = region;
+	t->req.done = rand_done;
+	io_engine_submit(run->e, env->bd, &t->req);
+}
+
+static void random_io_at(struct env *env, unsigned qd, unsigned nops)
+{
+	struct io_engine_opts opts = {.queue_depth = qd, .method = env->cfg->method};
+	struct rand_run *run = calloc(1, sizeof(*run));
+	unsigned submitted = 0;
+
+	assert_non_null(run);
+	run->env = env;
+	assert_int_equal(io_engine_new(&opts, &run->e), 0);
+	for (int i = 0; i < MAX_SLOTS; i++)
+		run->free_slots[run->nfree++] = i;
+	/* Keep qd requests in flight (the engine's own limit is qd as well). */
+	while (run->completed < nops) {
+		while (submitted < nops && io_engine_inflight(run->e) < qd) {
+			rand_submit(run);
+			submitted++;
+		}
+		assert_true(io_engine_poll(run->e, 1) >= 1);
+	}
+	assert_int_equal(run->errors, 0);
+	assert_int_equal(io_engine_inflight(run->e), 0);
+	io_engine_free(run->e);
+	free(run);
+}
+
+static void test_random_io(void **state)
+{
+	struct env *env = *state;
+	static const unsigned depths[] = {1, 2, 3, 8, 32, 128};
+	uint8_t *check = malloc(DEV_SIZE);
+
+	for (size_t i = 0; i < ARRAY_SIZE(depths); i++)
+		random_io_at(env, depths[i], 300);
+	/* And the device, read back whole by another path, holds the reference. */
+	assert_non_null(check);
+	assert_int_equal(bdev_read(env->bd, check, DEV_SIZE, 0), 0);
+	assert_memory_equal(check, env->ref, DEV_SIZE);
+	free(check);
+}
+
+/* ---- single ops ----------------------------------------------------------------------------- */
+
+static void test_fua_and_flush(void **state)
+{
+	struct env *env = *state;
+	uint8_t *buf = env->bufs, *back = env->bufs + REGION;
+
+	fill_random(buf, 8192);
+	assert_int_equal(do_io(env, IO_OP_WRITE, IO_FUA, 65536, 8192, buf), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, 65536, 8192, back), 0);
+	assert_memory_equal(buf, back, 8192);
+	assert_int_equal(do_io(env, IO_OP_FLUSH, 0, 0, 0, NULL), 0);
+	assert_int_equal(bdev_read(env->bd, back, 8192, 65536), 0);
+	assert_memory_equal(buf, back, 8192);
+}
+
+static void test_discard_reads_zeroes(void **state)
+{
+	struct env *env = *state;
+	uint8_t *buf = env->bufs;
+	uint64_t before = file_blocks(env->path);
+
+	assert_false(all_zero(env->ref + (1u << 20), 65536));
+	assert_int_equal(do_io(env, IO_OP_DISCARD, 0, 1u << 20, 65536, NULL), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, 1u << 20, 65536, buf), 0);
+	assert_true(all_zero(buf, 65536));
+	assert_true(file_blocks(env->path) < before);
+	/* The neighbours are untouched. */
+	assert_int_equal(do_io(env, IO_OP_READ, 0, (1u << 20) - 4096, 4096, buf), 0);
+	assert_memory_equal(buf, env->ref + (1u << 20) - 4096, 4096);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, (1u << 20) + 65536, 4096, buf), 0);
+	assert_memory_equal(buf, env->ref + (1u << 20) + 65536, 4096);
+}
+
+static void test_write_zeroes(void **state)
+{
+	struct env *env = *state;
+	uint8_t *buf = env->bufs;
+	uint64_t off = 2u << 20, blocks;
+
+	/* Keep the allocation: zeroes, as many blocks as before. */
+	blocks = file_blocks(env->path);
+	assert_int_equal(do_io(env, IO_OP_WRITE_ZEROES, IO_NO_UNMAP, off, 131072, NULL), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, off, 131072, buf), 0);
+	assert_true(all_zero(buf, 131072));
+	assert_true(file_blocks(env->path) >= blocks); /* nothing deallocated */
+
+	/* Without IO_NO_UNMAP the range may be deallocated (files: it is). */
+	off = (2u << 20) + (512u << 10);
+	assert_int_equal(do_io(env, IO_OP_WRITE_ZEROES, 0, off, 131072, NULL), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, off, 131072, buf), 0);
+	assert_true(all_zero(buf, 131072));
+	assert_true(file_blocks(env->path) < blocks);
+
+	/* Unaligned to the file system block: partial blocks are zeroed too. */
+	off = (3u << 20) + 512;
+	assert_int_equal(do_io(env, IO_OP_WRITE_ZEROES, 0, off, 5120, NULL), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, off - 512, 8192, buf), 0);
+	assert_memory_equal(buf, env->ref + off - 512, 512);
+	assert_true(all_zero(buf + 512, 5120));
+	assert_memory_equal(buf + 512 + 5120, env->ref + off + 5120, 8192 - 512 - 5120);
+}
+
+static void test_past_end(void **state)
+{
+	struct env *env = *state;
+	uint8_t *buf = env->bufs;
+	uint64_t size = env->bd->size;
+
+	assert_int_equal(do_io(env, IO_OP_READ, 0, size - 4096, 8192, buf), -EIO);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, size, 4096, buf), -EIO);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, UINT64_MAX - 511, 4096, buf), -EIO);
+	assert_int_equal(do_io(env, IO_OP_WRITE, 0, size - 512, 1024, buf), -EIO);
+	assert_int_equal(do_io(env, IO_OP_DISCARD, 0, size, 4096, NULL), -EIO);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, size - 4096, 4096, buf), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, 0, 0, buf), 0); /* empty */
+
+	/* The device claims more than the file holds: the kernel's short read is taken and
+	 * the rest asked for again, which meets the end of the file. */
+	memset(buf, 0, 8192);
+	env->bd->size = size + 65536;
+	assert_int_equal(do_io(env, IO_OP_READ, 0, size - 4096, 8192, buf), -EIO);
+	env->bd->size = size;
+	assert_memory_equal(buf, env->ref + size - 4096, 4096);
+}
+
+/* 1000 requests on an engine whose ring holds 8: the rest wait in the queue. */
+static void test_many_in_flight(void **state)
+{
+	struct env *env = *state;
+	struct io_engine_opts opts = {.queue_depth = 8, .method = env->cfg->method};
+	enum { N = 1000 };
+	struct treq *t = calloc(N, sizeof(*t));
+	uint8_t *bufs = bdev_alloc_buffer((size_t)N * 4096);
+	struct io_engine *saved = env->e;
+	int total = 0;
+
+	assert_non_null(t);
+	assert_non_null(bufs);
+	assert_int_equal(io_engine_new(&opts, &env->e), 0);
+	for (int i = 0; i < N; i++) {
+		uint64_t off = (rnd() % (DEV_SIZE / 4096)) * 4096;
+
+		prep(&t[i], env, IO_OP_READ, off, 4096, bufs + (size_t)i * 4096);
+		io_engine_submit(env->e, env->bd, &t[i].req);
+	}
+	assert_int_equal(io_engine_inflight(env->e), N);
+	while (total < N) {
+		int r = io_engine_poll(env->e, N);
+
+		assert_true(r > 0);
+		total += r;
+	}
+	assert_int_equal(total, N);
+	assert_int_equal(io_engine_inflight(env->e), 0);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(t[i].calls, 1);
+		assert_int_equal(t[i].result, 0);
+		assert_memory_equal(bufs + (size_t)i * 4096, env->ref + t[i].req.offset, 4096);
+	}
+	io_engine_free(env->e);
+	env->e = saved;
+	free(bufs);
+	free(t);
+}
+
+/* ---- callbacks ------------------------------------------------------------------------------ */
+
+#define CHAIN 50
+
+static void chain_done(struct io_req *req, int result)
+{
+	struct treq *t = req->private;
+
+	t->calls++;
+	if (result)
+		t->result = result;
+	if (t->calls < CHAIN) { /* the same request again, from its own callback */
+		req->offset = (uint64_t)t->calls * 4096;
+		io_engine_submit(t->env->e, t->env->bd, req);
+	}
+}
+
+static void test_callback_submits(void **state)
+{
+	struct env *env = *state;
+	struct treq t;
+
+	prep(&t, env, IO_OP_READ, 0, 4096, env->bufs);
+	t.req.done = chain_done;
+	io_engine_submit(env->e, env->bd, &t.req);
+	/* One poll waits for the whole chain. */
+	assert_int_equal(io_engine_poll(env->e, CHAIN), CHAIN);
+	assert_int_equal(t.calls, CHAIN);
+	assert_int_equal(t.result, 0);
+	assert_int_equal(io_engine_inflight(env->e), 0);
+	assert_memory_equal(env->bufs, env->ref + (CHAIN - 1) * 4096, 4096);
+
+	/* With min_complete 1 the poll returns after the first; the chain goes on. */
+	prep(&t, env, IO_OP_READ, 0, 4096, env->bufs);
+	t.req.done = chain_done;
+	io_engine_submit(env->e, env->bd, &t.req);
+	assert_int_equal(io_engine_poll(env->e, 1), 1);
+	assert_int_equal(t.calls, 1);
+	assert_int_equal(io_engine_inflight(env->e), 1);
+	while (t.calls < CHAIN)
+		assert_true(io_engine_poll(env->e, 1) >= 1);
+	assert_int_equal(io_engine_inflight(env->e), 0);
+}
+
+static void complete_again(struct io_req *req, int result)
+{
+	struct treq *t = req->private;
+
+	(void)result;
+	if (++t->calls < 3)
+		io_engine_complete(t->env->e, req, -EAGAIN);
+}
+
+static void poll_inside(struct io_req *req, int result)
+{
+	struct treq *t = req->private;
+
+	record_done(req, result);
+	assert_true(io_engine_poll(t->env->e, 0) >= 0); /* runs the others */
+}
+
+static void test_complete_runs_at_poll(void **state)
+{
+	struct env *env = *state;
+	struct treq t[3], r;
+
+	callback_seq = 0;
+	prep(&t[0], env, IO_OP_READ, 0, 4096, NULL);
+	prep(&t[1], env, IO_OP_WRITE, 0, 4096, NULL);
+	prep(&t[2], env, IO_OP_FLUSH, 0, 0, NULL);
+	io_engine_complete(env->e, &t[0].req, -EIO);
+	io_engine_complete(env->e, &t[1].req, 0);
+	/* A real request in between: it is neither run nor completed by submit. */
+	prep(&r, env, IO_OP_READ, 0, 4096, env->bufs);
+	io_engine_submit(env->e, env->bd, &r.req);
+	io_engine_complete(env->e, &t[2].req, -ENOSPC);
+	assert_int_equal(t[0].calls + t[1].calls + t[2].calls + r.calls, 0);
+	assert_int_equal(io_engine_inflight(env->e), 4);
+
+	assert_int_equal(io_engine_poll(env->e, 4), 4);
+	assert_int_equal(t[0].result, -EIO);
+	assert_int_equal(t[1].result, 0);
+	assert_int_equal(t[2].result, -ENOSPC);
+	assert_int_equal(r.result, 0);
+	/* Completions without I/O come back in the order they were made. */
+	assert_true(t[0].order < t[1].order && t[1].order < t[2].order);
+
+	/* More than is held: poll returns what there is instead of waiting forever. */
+	prep(&r, env, IO_OP_READ, 0, 4096, env->bufs);
+	io_engine_submit(env->e, env->bd, &r.req);
+	assert_int_equal(io_engine_poll(env->e, 10), 1);
+	assert_int_equal(io_engine_poll(env->e, 10), 0);
+	assert_int_equal(io_engine_poll(env->e, 0), 0);
+
+	/* A callback that completes its request again cannot keep poll from returning. */
+	prep(&r, env, IO_OP_READ, 0, 4096, NULL);
+	r.req.done = complete_again;
+	io_engine_complete(env->e, &r.req, 0);
+	assert_int_equal(io_engine_poll(env->e, 1), 1);
+	assert_int_equal(r.calls, 1);
+	assert_int_equal(io_engine_inflight(env->e), 1);
+	assert_int_equal(io_engine_poll(env->e, 0), 1);
+	assert_int_equal(io_engine_poll(env->e, 5), 1);
+	assert_int_equal(r.calls, 3);
+	assert_int_equal(io_engine_inflight(env->e), 0);
+
+	/* A callback that polls: every other callback still runs exactly once. */
+	prep(&t[0], env, IO_OP_READ, 0, 4096, NULL);
+	prep(&t[1], env, IO_OP_READ, 0, 4096, NULL);
+	prep(&t[2], env, IO_OP_READ, 0, 4096, NULL);
+	t[0].req.done = poll_inside;
+	for (int i = 0; i < 3; i++)
+		io_engine_complete(env->e, &t[i].req, 0);
+	assert_true(io_engine_poll(env->e, 0) >= 1);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(t[i].calls, 1);
+	assert_int_equal(io_engine_inflight(env->e), 0);
+}
+
+static void test_read_only(void **state)
+{
+	struct env *env = *state;
+	struct bdev *ro;
+	struct treq t;
+
+	assert_int_equal(bdev_open(env->path, BDEV_RDONLY, &ro), 0);
+	prep(&t, env, IO_OP_WRITE, 0, 4096, env->bufs);
+	io_engine_submit(env->e, ro, &t.req);
+	assert_int_equal(io_engine_poll(env->e, 1), 1);
+	assert_int_equal(t.result, -EROFS);
+	prep(&t, env, IO_OP_READ, 0, 4096, env->bufs);
+	io_engine_submit(env->e, ro, &t.req);
+	assert_int_equal(io_engine_poll(env->e, 1), 1);
+	assert_int_equal(t.result, 0);
+	assert_memory_equal(env->bufs, env->ref, 4096);
+	bdev_close(ro);
+}
+
+/* ---- a block device (loop over a /tmp file), where loop devices can be had ------------------ */
+
+static int loop_attach(const char *file, char *dev, size_t devlen)
+{
+	struct loop_config lc;
+	int ctl, n, fd, bfd, r;
+
+	ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0)
+		return -1;
+	n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (n < 0)
+		return -1;
+	snprintf(dev, devlen, "/dev/loop%d", n);
+	fd = open(dev, O_RDWR | O_CLOEXEC);
+	bfd = open(file, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || bfd < 0) {
+		if (fd >= 0)
+			close(fd);
+		if (bfd >= 0)
+			close(bfd);
+		return -1;
+	}
+	memset(&lc, 0, sizeof(lc));
+	lc.fd = (unsigned)bfd;
+	lc.info.lo_flags = LO_FLAGS_AUTOCLEAR;
+	r = ioctl(fd, LOOP_CONFIGURE, &lc);
+	close(bfd);
+	if (r < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd; /* the device goes away when the last descriptor closes (autoclear) */
+}
+
+static void test_block_device(void **state)
+{
+	const struct config *cfg = *state;
+	struct env env = {.cfg = cfg};
+	struct io_engine_opts opts = {.method = cfg->method};
+	char file[64] = "/tmp/ulvm-test-engine-loop-XXXXXX", dev[64];
+	int fd = mkstemp(file), loopfd;
+	uint8_t *buf;
+
+	assert_true(fd >= 0);
+	env.ref = g_ref;
+	env.bufs = g_bufs;
+	buf = env.bufs;
+	memcpy(env.ref, g_image, DEV_SIZE);
+	assert_int_equal(pwrite(fd, env.ref, DEV_SIZE, 0), DEV_SIZE);
+	close(fd);
+	loopfd = loop_attach(file, dev, sizeof(dev));
+	if (loopfd < 0) {
+		unlink(file);
+		skip();
+	}
+	assert_int_equal(bdev_open(dev, 0, &env.bd), 0);
+	assert_true(env.bd->is_blockdev);
+	assert_true(env.bd->direct);
+	assert_int_equal(env.bd->size, DEV_SIZE);
+	assert_int_equal(io_engine_new(&opts, &env.e), 0);
+	assert_int_equal(io_engine_method(env.e, env.bd), expected_method(cfg));
+
+	assert_int_equal(do_io(&env, IO_OP_READ, 0, 8192, 8192, buf), 0);
+	assert_memory_equal(buf, env.ref + 8192, 8192);
+	fill_random(buf, 4096);
+	assert_int_equal(do_io(&env, IO_OP_WRITE, IO_FUA, 4096, 4096, buf), 0);
+	assert_int_equal(do_io(&env, IO_OP_READ, 0, 4096, 4096, buf + 4096), 0);
+	assert_memory_equal(buf, buf + 4096, 4096);
+	assert_int_equal(do_io(&env, IO_OP_FLUSH, 0, 0, 0, NULL), 0);
+	/* A loop device discards by punching a hole in its file: zeroes. */
+	assert_int_equal(do_io(&env, IO_OP_DISCARD, 0, 1u << 20, 65536, NULL), 0);
+	assert_int_equal(do_io(&env, IO_OP_READ, 0, 1u << 20, 65536, buf), 0);
+	assert_true(all_zero(buf, 65536));
+	assert_int_equal(do_io(&env, IO_OP_WRITE_ZEROES, IO_NO_UNMAP, 2u << 20, 65536, NULL), 0);
+	assert_int_equal(do_io(&env, IO_OP_READ, 0, 2u << 20, 65536, buf), 0);
+	assert_true(all_zero(buf, 65536));
+	assert_int_equal(do_io(&env, IO_OP_WRITE_ZEROES, 0, 3u << 20, 65536, NULL), 0);
+	assert_int_equal(do_io(&env, IO_OP_READ, 0, 3u << 20, 65536, buf), 0);
+	assert_true(all_zero(buf, 65536));
+	assert_int_equal(do_io(&env, IO_OP_READ, 0, DEV_SIZE - 4096, 8192, buf), -EIO);
+
+	io_engine_free(env.e);
+	bdev_close(env.bd);
+	close(loopfd);
+	unlink(file);
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+static const struct config configs[] = {
+    {"shm buffered, sync", "/dev/shm", IO_METHOD_SYNC, BDEV_NO_DIRECT, 0, IO_METHOD_SYNC},
+    /* tmpfs takes O_DIRECT since Linux 6.6: still a page cache, AUTO must not use io_uring */
+    {"shm, auto", "/dev/shm", IO_METHOD_AUTO, 0, -1, IO_METHOD_SYNC},
+    {"shm buffered, io_uring forced", "/dev/shm", IO_METHOD_URING, BDEV_NO_DIRECT, 0,
+     IO_METHOD_URING},
+    {"disk O_DIRECT, auto", "/tmp", IO_METHOD_AUTO, 0, 1, IO_METHOD_URING},
+    {"disk O_DIRECT, sync", "/tmp", IO_METHOD_SYNC, 0, 1, IO_METHOD_SYNC},
+    {"disk buffered, auto", "/tmp", IO_METHOD_AUTO, BDEV_NO_DIRECT, 0, IO_METHOD_SYNC},
+};
+
+#define TESTS(cfg)                                                                                 \
+	cmocka_unit_test_prestate_setup_teardown(test_random_io, setup, teardown, (void *)cfg),    \
+	    cmocka_unit_test_prestate_setup_teardown(test_fua_and_flush, setup, teardown,          \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_discard_reads_zeroes, setup, teardown,   \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_write_zeroes, setup, teardown,           \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_past_end, setup, teardown, (void *)cfg), \
+	    cmocka_unit_test_prestate_setup_teardown(test_many_in_flight, setup, teardown,         \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_callback_submits, setup, teardown,       \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_complete_runs_at_poll, setup, teardown,  \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_read_only, setup, teardown, (void *)cfg)
+
+static const struct config blk_auto = {"loop device, auto", "", IO_METHOD_AUTO, 0, 1,
+                                       IO_METHOD_URING};
+static const struct config blk_sync = {"loop device, sync", "", IO_METHOD_SYNC, 0, 1,
+                                       IO_METHOD_SYNC};
+
+int main(void)
+{
+	int failed = 0;
+
+	g_image = malloc(DEV_SIZE);
+	g_ref = malloc(DEV_SIZE);
+	g_bufs = bdev_alloc_buffer(MAX_SLOTS * REGION);
+	if (!g_image || !g_ref || !g_bufs)
+		return 1;
+	fill_random(g_image, DEV_SIZE);
+
+	for (size_t i = 0; i < ARRAY_SIZE(configs); i++) {
+		const struct config *cfg = &configs[i];
+		const struct CMUnitTest tests[] = {TESTS(cfg)};
+
+		failed += cmocka_run_group_tests_name(cfg->name, tests, NULL, NULL);
+	}
+	{
+		const struct CMUnitTest tests[] = {
+		    cmocka_unit_test_prestate(test_block_device, (void *)&blk_auto),
+		    cmocka_unit_test_prestate(test_block_device, (void *)&blk_sync),
+		};
+		failed += cmocka_run_group_tests_name("block device", tests, NULL, NULL);
+	}
+	free(g_image);
+	free(g_ref);
+	free(g_bufs);
+	return failed ? 1 : 0;
+}
