@@ -148,6 +148,9 @@ struct ulvm_dev_info {
 /* Scan every device (labels and metadata areas). The array stays valid until the next
  * scan or ulvm_ctx_free. */
 int ulvm_scan(struct ulvm_ctx *ctx, const struct ulvm_dev_info **devs, size_t *ndevs);
+/* Log (once per context) each damaged label or metadata area the scan found: all of them,
+ * or those on the PVs of `vg`. Reading a VG does this for its own PVs. */
+void ulvm_report_problems(struct ulvm_ctx *ctx, const struct ulvm_vg *vg);
 /* Names of all VGs found, sorted. Valid until the next scan. */
 int ulvm_vg_names(struct ulvm_ctx *ctx, const char *const **names, size_t *n);
 

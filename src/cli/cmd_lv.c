@@ -139,20 +139,38 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 		switch (opt) {
 		case 'L':
 		case 'l':
-			if (parse_size_arg(optarg, opt == 'l', 'm', &sz))
-				return cli_fail(-EINVAL);
+			/* A malformed argument is a command-line error (LVM2's exit code 3). */
+			if (parse_size_arg(optarg, opt == 'l', 'm', &sz)) {
+				cli_fail(-EINVAL);
+				return EINVALID_CMD_LINE;
+			}
 			break;
-		case 'n':
+		case 'n': {
+			char why[128];
+			if (!lvm_name_valid(optarg, why, sizeof(why))) {
+				fprintf(stderr, "  Logical volume name \"%s\" is invalid: %s\n",
+				        optarg, why);
+				return EINVALID_CMD_LINE;
+			}
 			p.name = optarg;
 			break;
+		}
 		case 'i':
 			p.stripes = (uint32_t)strtoul(optarg, NULL, 10);
 			if (!p.stripes)
 				return cli_fail(ulvm_error(-EINVAL, "Invalid number of stripes"));
 			break;
 		case 'I':
-			if (ulvm_parse_size(optarg, 'k', &s))
-				return cli_fail(-EINVAL);
+			if (ulvm_parse_size(optarg, 'k', &s)) {
+				cli_fail(-EINVAL);
+				return EINVALID_CMD_LINE;
+			}
+			if (s < 8 || !is_power_of_2(s) || s > UINT32_MAX) {
+				fprintf(stderr,
+				        "  Invalid stripe size %s: a power of 2 of at least 4k\n",
+				        optarg);
+				return EINVALID_CMD_LINE;
+			}
 			p.stripe_size = (uint32_t)s;
 			break;
 		case 'C':

@@ -252,6 +252,10 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 			return cli_fail(r);
 		di = &devs[d];
 		uuid_format(di->pv_uuid, u);
+		if (!pv) {
+			format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
+			printf("  \"%s\" is a new physical volume of \"%s\"\n", di->path, b1);
+		}
 		printf("  --- %sPhysical volume ---\n", pv ? "" : "NEW ");
 		printf("  PV Name               %s\n", di->path);
 		printf("  VG Name               %s\n", vgname);

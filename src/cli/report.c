@@ -580,20 +580,24 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 		target = 'm';
 	sb_putc(o, target);
 	{
-		const struct cfg_node *z =
-		    lv->nsegs ? seg_extra(&lv->segs[0], "zero_new_blocks") : NULL;
-		sb_putc(o, z && z->v.type == CFG_INT && z->v.i ? 'z' : '-');
+		/* Zeroing of new blocks is the pool's: a thin LV shows its pool's setting. */
+		const struct ulvm_lv *pool = lv;
+		const char *pname = lv->nsegs ? seg_extra_str(&lv->segs[0], "thin_pool") : NULL;
+		const struct cfg_node *z;
+
+		if (pname)
+			pool = ulvm_lv_find(r->vg, pname);
+		z = pool && pool->nsegs ? seg_extra(&pool->segs[0], "zero_new_blocks") : NULL;
+		sb_putc(o,
+		        z && z->kind == CFG_ASSIGN && z->v.type == CFG_INT && z->v.i ? 'z' : '-');
 	}
 	sb_putc(o, '-');
 	sb_putc(o, ulvm_strlist_has(&lv->flags, "ACTIVATION_SKIP") ? 'k' : '-');
 }
 static uint64_t lv_size(const struct row *r)
 {
-	const struct ulvm_seg *snap = snapshot_of_cow(r->vg, r->lv);
-
-	/* A snapshot's size is its origin's, as LVM2 reports it. */
-	if (snap)
-		return (uint64_t)snap->extent_count * r->vg->extent_size;
+	/* A snapshot (shown under its COW LV's name) reports the COW LV's size, as LVM2's
+	 * lvs does (lvdisplay shows the origin's). */
 	return (uint64_t)r->lv->le_count * r->vg->extent_size;
 }
 static void f_lv_size(struct cli *c, const struct row *r, struct strbuf *o)
@@ -748,8 +752,19 @@ static void for_each_seg(const struct row *r,
 	for (size_t i = 0; i < r->lv->nsegs; i++)
 		fn(o, &r->lv->segs[i], &first);
 }
+/* A thin pool's segment maps onto its data LV. */
+static const char *pool_data_lv(const struct ulvm_seg *s)
+{
+	return !strcmp(s->type, "thin-pool") ? seg_extra_str(s, "pool") : NULL;
+}
 static void devices_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
 {
+	const char *data = pool_data_lv(s);
+
+	if (data) {
+		sb_printf(o, "%s%s(0)", *first ? "" : ",", data);
+		*first = false;
+	}
 	for (uint32_t a = 0; s->areas && a < s->stripe_count; a++) {
 		if (!*first)
 			sb_putc(o, ',');
@@ -760,6 +775,12 @@ static void devices_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
 }
 static void pe_ranges_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
 {
+	const char *data = pool_data_lv(s);
+
+	if (data) {
+		sb_printf(o, "%s%s:0-%u", *first ? "" : " ", data, s->extent_count - 1);
+		*first = false;
+	}
 	for (uint32_t a = 0; s->areas && a < s->stripe_count; a++) {
 		uint32_t per = s->extent_count / s->stripe_count;
 		if (!*first)
@@ -1024,7 +1045,11 @@ static int sort_rows(struct cli *c, struct table *t)
 		for (size_t k = 0; k < nsort_keys; k++) {
 			const struct field *f = sort_keys[k];
 			sb_reset(&cell);
-			f->get(f->type == F_STR ? c : &numeric, &t->rows[i], &cell);
+			/* LVM2 sorts hidden LVs by their name, not by the "[name]" shown. */
+			if (f->get == f_lv_name)
+				sb_puts(&cell, t->rows[i].lv->name);
+			else
+				f->get(f->type == F_STR ? c : &numeric, &t->rows[i], &cell);
 			if (f->type == F_STR) {
 				offs[i * nsort_keys + k] = pool.len;
 				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);
@@ -1222,8 +1247,12 @@ int report_run(struct cli *c, enum report_type type)
 		fprintf(stderr, "  WARNING: no devices given: use --devices PATH[,PATH...], "
 		                "--devicesfile FILE or $ULVM_DEVICES (ulvm never scans the host's "
 		                "/dev).\n");
-	if ((r = ulvm_vg_names(c->ctx, &names, &nnames)) || (r = ulvm_scan(c->ctx, &devs, &ndevs)))
+	if ((r = ulvm_vg_names(c->ctx, &names, &nnames)))
 		return cli_fail(r);
+	/* Damaged devices are reported once; for named VGs only those on their PVs (reading
+	 * each VG does that). */
+	if (type == REPORT_PV || !c->nargs)
+		ulvm_report_problems(c->ctx, NULL);
 	/* Copy the names: opening a VG rescans and replaces the list. */
 	char **namecopy = calloc(nnames + 1, sizeof(char *));
 	vgs = calloc(nnames + 1, sizeof(*vgs));
@@ -1239,6 +1268,8 @@ int report_run(struct cli *c, enum report_type type)
 		for (size_t k = 0; k < nnames; k++)
 			found |= !strcmp(namecopy[k], vgn);
 		if (!found) {
+			/* A damaged device may be why: say so first. */
+			ulvm_report_problems(c->ctx, NULL);
 			fprintf(stderr, "  Volume group \"%s\" not found\n", vgn);
 			rc = ECMD_FAILED;
 		}

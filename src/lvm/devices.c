@@ -386,7 +386,6 @@ static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 		if (r != -ENOENT && r != -ENOSPC)
 			d->problem = dupmsg();
 		d->info.problem = d->problem;
-		report_problem(ctx, d->problem);
 		return;
 	}
 	d->has_label = true;
@@ -398,7 +397,6 @@ static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 	for (unsigned i = 0; i < d->nmdas; i++) {
 		uint64_t sz, fr;
 		scan_mda(ctx, d, i);
-		report_problem(ctx, d->mdas[i].problem);
 		if (d->mdas[i].problem && !d->info.problem)
 			d->info.problem = d->mdas[i].problem;
 		dev_mda_summary(&d->mdas[i], &sz, &fr);
@@ -502,12 +500,39 @@ int ctx_revalidate(struct ulvm_ctx *ctx)
 	return ctx_scan(ctx);
 }
 
+static bool dev_in_vg(const struct dev_entry *d, const struct ulvm_vg *vg)
+{
+	for (size_t i = 0; d->has_label && i < vg->npvs; i++)
+		if (!strcmp(vg->pvs[i]->uuid, d->label.pv_uuid))
+			return true;
+	return false;
+}
+
+void ulvm_report_problems(struct ulvm_ctx *ctx, const struct ulvm_vg *vg)
+{
+	bool vg_incomplete = false;
+
+	for (size_t i = 0; vg && i < vg->npvs; i++)
+		vg_incomplete |= vg->pvs[i]->missing;
+	for (size_t i = 0; i < ctx->ndevs; i++) {
+		const struct dev_entry *d = &ctx->devs[i];
+		/* For one VG: its own PVs, and unreadable labels when one of its PVs is missing
+		 * (that may be the missing PV). */
+		if (vg && !dev_in_vg(d, vg) && !(vg_incomplete && !d->has_label))
+			continue;
+		report_problem(ctx, d->problem);
+		for (unsigned k = 0; k < d->nmdas; k++)
+			report_problem(ctx, d->mdas[k].problem);
+	}
+}
+
 int ulvm_scan(struct ulvm_ctx *ctx, const struct ulvm_dev_info **devs, size_t *ndevs)
 {
 	int r = ctx_scan(ctx);
 
 	if (r)
 		return r;
+	ulvm_report_problems(ctx, NULL);
 	*devs = ctx->infos;
 	*ndevs = ctx->ndevs;
 	return 0;

@@ -63,9 +63,7 @@ int vg_read(struct ulvm_ctx *ctx, const char *name, struct ulvm_vg **out)
 		return r;
 	if (!(m = newest_copy(ctx, name, &src))) {
 		/* Say why when a device that could hold it is damaged. */
-		for (size_t i = 0; i < ctx->ndevs; i++)
-			if (ctx->devs[i].info.problem)
-				ulvm_warn("%s", ctx->devs[i].info.problem);
+		ulvm_report_problems(ctx, NULL);
 		return ulvm_error(-ENOENT, "Volume group \"%s\" not found", name);
 	}
 	snprintf(what, sizeof(what), "pv %s: metadata area", src->path);
@@ -100,6 +98,7 @@ int vg_read(struct ulvm_ctx *ctx, const char *name, struct ulvm_vg **out)
 				pv->mda_free = fr;
 		}
 	}
+	ulvm_report_problems(ctx, vg);
 	*out = vg;
 	return 0;
 }

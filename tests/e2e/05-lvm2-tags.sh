@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm prints tag lists in metadata order; LVM2 sorts them (lv_tags/vg_tags/pv_tags)
 # LVM2 puts tags (several, with the special characters LVM2 allows) on a VG, its PVs and
 # LVs; ulvm reports the same vg_tags, pv_tags and lv_tags as LVM2.
 set -euo pipefail

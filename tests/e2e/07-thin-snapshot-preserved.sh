@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm lvs -a: hidden LVs sorted by "[name]", snapshot lv_size is the origin size, thin lv_attr lacks "z", thin-pool devices empty
 # A VG in which LVM2 recorded a thin pool (pool + hidden _tmeta/_tdata + lvol0_pmspare + a
 # thin LV) and an old-style snapshot (hidden COW LV + snapshot0) -- written by hand as in
 # lvm2-metadata.md 8.3-8.4 and put in place with LVM2's vgcfgrestore --force -- is listed by

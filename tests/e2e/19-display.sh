@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm pvdisplay omits the line LVM2 prints before an orphan PV: "DEV" is a new physical volume of "SIZE"
 # ulvm pvdisplay / vgdisplay / lvdisplay print the key lines with the right values, and the
 # same text as LVM2 (device names mapped), for PVs in a VG, an orphan PV, linear and
 # striped LVs.

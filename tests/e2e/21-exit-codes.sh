@@ -1,5 +1,4 @@
 #!/bin/bash
-# XFAIL: ulvm lvcreate exits 5 instead of 3 for a bad size, an invalid LV name and a bad stripe size
 # Failing ulvm commands exit with LVM2's codes (5: command failed, 3: bad command line) --
 # the same code LVM2 gives for the same command on the same disks --, print an error on
 # stderr, and write nothing.
