@@ -197,6 +197,8 @@ static void fill(struct ulvm_dev *dev, uint64_t base, uint64_t len, uint8_t *buf
 	ulvm_dev_flush(dev);
 }
 
+static const char *only; /* --only: run the workloads whose name contains this */
+
 static int bench_dir(struct cli *c, const char *dir, uint64_t size, double secs, unsigned repeat,
                      FILE *json, bool *first_json)
 {
@@ -243,6 +245,9 @@ static int bench_dir(struct cli *c, const char *dir, uint64_t size, double secs,
 	for (size_t w = 0; w < ARRAY_SIZE(workloads); w++) {
 		const struct workload *wl = &workloads[w];
 		double vr[16], vl[16], vs[16];
+
+		if (only && !strstr(wl->name, only))
+			continue;
 		unsigned n = MIN(repeat, 16u);
 		double mr, ml, ms;
 
@@ -299,6 +304,7 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 	                                   {"seconds", required_argument, NULL, 's'},
 	                                   {"repeat", required_argument, NULL, 'n'},
 	                                   {"json", required_argument, NULL, 'j'},
+	                                   {"only", required_argument, NULL, 'o'},
 	                                   {0}};
 	const char *dirs[8], *json_path = NULL;
 	unsigned ndirs = 0, repeat = 3;
@@ -316,7 +322,7 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 	}
 	argv++;
 	argc--;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "D:S:s:n:j:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "D:S:s:n:j:o:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		switch (opt) {
@@ -337,6 +343,9 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 			break;
 		case 'j':
 			json_path = optarg;
+			break;
+		case 'o':
+			only = optarg;
 			break;
 		default:
 			return EINVALID_CMD_LINE;
