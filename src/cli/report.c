@@ -1093,17 +1093,25 @@ static void json_str(struct strbuf *o, const char *s)
 	sb_putc(o, '"');
 }
 
+static void put_spaces(struct strbuf *o, size_t n)
+{
+	static const char spaces[64] =
+	    "                                                                ";
+
+	for (; n > sizeof(spaces); n -= sizeof(spaces))
+		sb_put(o, spaces, sizeof(spaces));
+	sb_put(o, spaces, n);
+}
+
 static void put_padded(struct strbuf *o, const char *v, size_t width, bool right)
 {
-	size_t n = strlen(v);
+	size_t n = strlen(v), pad = n < width ? width - n : 0;
 
 	if (right)
-		for (; n < width; n++)
-			sb_putc(o, ' ');
-	sb_puts(o, v);
+		put_spaces(o, pad);
+	sb_put(o, v, n);
 	if (!right)
-		for (; n < width; n++)
-			sb_putc(o, ' ');
+		put_spaces(o, pad);
 }
 
 static void print_table(struct cli *c, struct table *t, enum report_type type)

@@ -234,6 +234,7 @@ static int alloc_text(uint64_t size, const char *what, char **out)
 	if (size >= SIZE_MAX || !(*out = malloc((size_t)size + 1)))
 		return ulvm_error(-ENOMEM, "%s: out of memory for %llu bytes of metadata", what,
 		                  (unsigned long long)size);
+	prefault_pages(*out, (size_t)size + 1);
 	return 0;
 }
 

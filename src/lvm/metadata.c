@@ -6,6 +6,7 @@
  * the highest seqno.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,19 +146,55 @@ struct pending {
 	bool failed;
 };
 
-/* One flush per device, however many of its areas were written. */
+struct flush_job {
+	struct bdev *bd;
+	int result;
+	char msg[512]; /* error messages are per thread: carried back in the job */
+	pthread_t thread;
+	bool threaded;
+};
+
+static void *flush_thread(void *arg)
+{
+	struct flush_job *j = arg;
+
+	if ((j->result = bdev_flush(j->bd)))
+		snprintf(j->msg, sizeof(j->msg), "%s",
+		         ulvm_last_error() ? ulvm_last_error() : "flush failed");
+	return NULL;
+}
+
+/* One flush per device, however many of its areas were written; the devices flush in
+ * parallel (each flush waits for its disk's cache, and the disks are independent). */
 static int flush_pending(struct pending *pend, size_t n)
 {
+	struct flush_job *jobs = calloc(n + 1, sizeof(*jobs));
+	size_t njobs = 0;
+	int r = 0;
+
+	if (!jobs)
+		return ulvm_error(-ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		bool seen = false;
-		int r;
-
-		for (size_t k = 0; k < i; k++)
-			seen |= pend[k].d == pend[i].d;
-		if (!seen && (r = bdev_flush(pend[i].d->bd)))
-			return r;
+		for (size_t k = 0; k < njobs; k++)
+			seen |= jobs[k].bd == pend[i].d->bd;
+		if (!seen)
+			jobs[njobs++].bd = pend[i].d->bd;
 	}
-	return 0;
+	/* The first device is flushed by this thread; a thread that cannot start is run here. */
+	for (size_t k = 1; k < njobs; k++)
+		jobs[k].threaded = !pthread_create(&jobs[k].thread, NULL, flush_thread, &jobs[k]);
+	for (size_t k = 0; k < njobs; k++)
+		if (!jobs[k].threaded)
+			flush_thread(&jobs[k]);
+	for (size_t k = 0; k < njobs; k++) {
+		if (jobs[k].threaded)
+			pthread_join(jobs[k].thread, NULL);
+		if (jobs[k].result && !r)
+			r = ulvm_error(jobs[k].result, "%s", jobs[k].msg);
+	}
+	free(jobs);
+	return r;
 }
 
 int vg_write_commit(struct ulvm_vg *vg, const char *description)

@@ -41,9 +41,14 @@ struct arena {
 
 static struct chunk *chunk_new(size_t size)
 {
+	struct chunk *c;
+
 	if (size > SIZE_MAX - sizeof(struct chunk))
 		return NULL;
-	return malloc(sizeof(struct chunk) + size);
+	/* A big chunk is about to be filled: fault it in at once. */
+	if ((c = malloc(sizeof(struct chunk) + size)) && size >= (16u << 10))
+		prefault_pages(c, sizeof(struct chunk) + size);
+	return c;
 }
 
 static void *arena_alloc(struct arena *a, size_t n)

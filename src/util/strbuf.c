@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
@@ -23,7 +24,7 @@ void sb_reset(struct strbuf *sb)
 		sb->buf[0] = '\0';
 }
 
-static bool sb_reserve(struct strbuf *sb, size_t extra)
+bool sb_reserve(struct strbuf *sb, size_t extra)
 {
 	size_t need, cap;
 	char *nb;
@@ -126,4 +127,16 @@ char *xstrdup(const char *s)
 bool str_has_prefix(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+void prefault_pages(void *p, size_t len)
+{
+	uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + len) & ~(uintptr_t)4095;
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+	if (e > a)
+		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 }

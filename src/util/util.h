@@ -93,6 +93,8 @@ struct strbuf {
 void sb_init(struct strbuf *sb);
 void sb_free(struct strbuf *sb);
 void sb_reset(struct strbuf *sb);
+/* Make room for `extra` more bytes at once (false after an allocation failure). */
+bool sb_reserve(struct strbuf *sb, size_t extra);
 void sb_putc(struct strbuf *sb, char c);
 void sb_put(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);
@@ -109,6 +111,11 @@ int uuid_generate(char out[UUID_LEN + 1]);
 void uuid_format(const char raw[UUID_LEN], char out[UUID_STR_LEN + 1]);
 /* Strip hyphens; -EINVAL unless exactly 32 valid chars remain. */
 int uuid_parse(const char *text, char out[UUID_LEN + 1]);
+
+/* ---- memory ---------------------------------------------------------------------------- */
+/* Fault in the pages of a buffer about to be filled with one call instead of one fault per
+ * page: on these VMs each fault is a costly exit. Advisory: errors are ignored. */
+void prefault_pages(void *p, size_t len);
 
 /* ---- small string helpers -------------------------------------------------------------- */
 char *xstrdup(const char *s); /* strdup that never returns NULL for NULL input: returns NULL */
