@@ -310,6 +310,13 @@ int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io);
 int ulvm_dev_poll(struct ulvm_dev *dev, unsigned min_complete);
 unsigned ulvm_dev_inflight(const struct ulvm_dev *dev);
 
+/* For event loops serving many devices of one context: run completions of all of them
+ * (waiting for at least `min_complete`), a file descriptor that becomes readable when
+ * completions arrive (-1: none, poll on every turn), and whether work is ready now. */
+int ulvm_ctx_poll(struct ulvm_ctx *ctx, unsigned min_complete);
+int ulvm_ctx_event_fd(struct ulvm_ctx *ctx);
+bool ulvm_ctx_io_ready(struct ulvm_ctx *ctx);
+
 /* ---- active devices --------------------------------------------------------------------
  * Device-mapper state kept between commands (until ulvmd holds it): each active device's
  * live table, a loaded inactive table, and whether it is suspended, in a runtime directory
@@ -328,6 +335,20 @@ void ulvm_active_list_free(const char **names, size_t n);
 int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out);
 int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
                            struct ulvm_dev **out);
+
+/* Inside ulvmd: what the recorded changes do to the daemon's own devices. */
+struct ulvm_active_hooks {
+	int (*create)(void *arg, const char *name, const char *table);
+	int (*load)(void *arg, const char *name, const char *table);
+	int (*suspend)(void *arg, const char *name, bool suspend); /* false: resume */
+	int (*remove)(void *arg, const char *name);                /* -EBUSY while open */
+	void *arg;
+};
+void ulvm_active_set_hooks(const struct ulvm_active_hooks *hooks);
+/* The daemon's control socket ($ULVM_RUN_DIR/ulvmd.sock) and one request to it (see
+ * daemon/control.c for the verbs). -ENOTCONN when no daemon runs. */
+int ulvm_control_socket_path(char *out, size_t len);
+int ulvm_control_call(const char *verb, const char *name, const char *payload, char **reply);
 
 /* ---- sizes ------------------------------------------------------------------------------ */
 /* Parse "12M", "1.5g", "100" (default unit `def`, LVM2 suffixes bBsSkKmMgGtTpPeE; lower

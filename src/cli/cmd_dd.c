@@ -17,8 +17,11 @@
 
 struct endpoint {
 	const char *name;
-	int fd; /* a file, or -1 */
+	int fd;        /* a file, or -1 */
+	bool seekable; /* fd: offsets are absolute (else read/write in sequence) */
+	uint64_t base; /* fd: the position it had when dd started (stdin/stdout) */
 	struct ulvm_dev *dev;
+	bool borrowed; /* dev is the other endpoint's (same volume): not closed twice */
 	uint64_t size; /* devices: bytes */
 };
 
@@ -150,55 +153,79 @@ static bool is_file_name(const char *name, bool output)
 }
 
 static int open_endpoint(struct cli *c, const char *name, bool output, const struct dd_opts *o,
-                         struct endpoint *ep)
+                         struct endpoint *other, struct endpoint *ep)
 {
-	char vg[256], lv[256];
+	char vg[256], lv[256], dmname[600];
+	const char *dev_name = NULL;
 	struct stat st;
 	int r;
 
 	memset(ep, 0, sizeof(*ep));
 	ep->fd = -1;
 	ep->name = name ? name : (output ? "standard output" : "standard input");
-	if (!name || !strcmp(name, "-")) {
-		ep->fd = output ? STDOUT_FILENO : STDIN_FILENO;
-		return 0;
-	}
-	if (is_file_name(name, output)) {
-		int fl = output ? O_WRONLY | O_CREAT : O_RDONLY;
-		if ((output ? o->oflag_direct : o->iflag_direct))
-			fl |= O_DIRECT;
-		if ((ep->fd = open(name, fl | O_CLOEXEC, 0644)) < 0)
-			return ulvm_error(-errno, "dd: failed to open '%s': %s", name,
-			                  strerror(errno));
-		/* Like dd: an output file is cut at the seek point unless conv=notrunc. */
-		if (output && !o->conv_notrunc && fstat(ep->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    ftruncate(ep->fd, (off_t)(o->seek * o->bs)) < 0)
-			return ulvm_error(-errno, "dd: '%s': cannot truncate: %s", name,
-			                  strerror(errno));
+	if (!name || !strcmp(name, "-") || is_file_name(name, output)) {
+		if (!name || !strcmp(name, "-")) {
+			ep->fd = output ? STDOUT_FILENO : STDIN_FILENO;
+		} else {
+			int fl = output ? O_WRONLY | O_CREAT : O_RDONLY;
+			if ((output ? o->oflag_direct : o->iflag_direct))
+				fl |= O_DIRECT;
+			if ((ep->fd = open(name, fl | O_CLOEXEC, 0644)) < 0)
+				return ulvm_error(-errno, "dd: failed to open '%s': %s", name,
+				                  strerror(errno));
+		}
+		/* Pipes and terminals are read and written in sequence. */
+		if (fstat(ep->fd, &st) == 0 && (S_ISREG(st.st_mode) || S_ISBLK(st.st_mode))) {
+			off_t pos = lseek(ep->fd, 0, SEEK_CUR);
+			ep->seekable = pos >= 0;
+			ep->base = pos > 0 ? (uint64_t)pos : 0;
+		}
 		return 0;
 	}
 	if ((r = cli_open_ctx(c)))
 		return r;
-	/* ...else an active mapped device, else an LV. */
-	if (ulvm_active_exists(name))
-		r = ulvm_active_open(c->ctx, name, &ep->dev);
-	else if (!cli_split_lv(name, vg, sizeof(vg), lv, sizeof(lv))) {
-		char dmname[600];
+	/* ...else an active mapped device, else an LV (its active device if it has one). */
+	if (ulvm_active_exists(name)) {
+		dev_name = name;
+	} else if (!cli_split_lv(name, vg, sizeof(vg), lv, sizeof(lv))) {
 		ulvm_lv_dm_name(vg, lv, dmname, sizeof(dmname));
-		r = ulvm_active_exists(dmname) ? ulvm_active_open(c->ctx, dmname, &ep->dev)
-		                               : ulvm_dev_open_lv(c->ctx, vg, lv, &ep->dev);
-	} else
-		r = ulvm_error(-ENOENT, "dd: '%s': no such file, LV or mapped device", name);
+		dev_name = dmname;
+	} else {
+		return ulvm_error(-ENOENT, "dd: '%s': no such file, LV or mapped device", name);
+	}
+	/* The same device on both sides (or one the other stacks on) is opened once. */
+	if ((ep->dev = ulvm_dev_find(c->ctx, dev_name))) {
+		ep->borrowed = other && other->dev == ep->dev;
+		r = 0;
+	} else if (ulvm_active_exists(dev_name)) {
+		r = ulvm_active_open(c->ctx, dev_name, &ep->dev);
+	} else {
+		r = ulvm_dev_open_lv(c->ctx, vg, lv, &ep->dev);
+	}
 	if (!r)
 		ep->size = ulvm_dev_size(ep->dev);
 	return r;
+}
+
+/* Like dd: an output file is cut at the seek point unless conv=notrunc. */
+static int truncate_output(struct endpoint *ep, const struct dd_opts *o)
+{
+	struct stat st;
+
+	if (ep->fd < 0 || o->conv_notrunc || fstat(ep->fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (ftruncate(ep->fd, (off_t)(ep->base + o->seek * o->bs)) < 0)
+		return ulvm_error(-errno, "dd: '%s': cannot truncate: %s", ep->name,
+		                  strerror(errno));
+	return 0;
 }
 
 static void close_endpoint(struct endpoint *ep)
 {
 	if (ep->fd > STDERR_FILENO)
 		close(ep->fd);
-	ulvm_dev_close(ep->dev);
+	if (!ep->borrowed)
+		ulvm_dev_close(ep->dev);
 }
 
 /* Read up to `len` bytes at `off`; returns bytes read (0 at the end), or -errno. */
@@ -207,16 +234,17 @@ static int64_t ep_read(struct endpoint *ep, void *buf, uint64_t len, uint64_t of
 	uint64_t done = 0;
 
 	if (ep->dev) {
+		int r;
 		if (off >= ep->size)
 			return 0;
 		len = MIN(len, ep->size - off);
-		int r = ulvm_dev_pread(ep->dev, buf, len, off);
+		r = ulvm_dev_pread(ep->dev, buf, len, off);
 		return r ? r : (int64_t)len;
 	}
 	while (done < len) {
-		ssize_t n = ep->fd == STDIN_FILENO ? read(ep->fd, (char *)buf + done, len - done)
-		                                   : pread(ep->fd, (char *)buf + done, len - done,
-		                                           (off_t)(off + done));
+		ssize_t n = ep->seekable ? pread(ep->fd, (char *)buf + done, len - done,
+		                                 (off_t)(ep->base + off + done))
+		                         : read(ep->fd, (char *)buf + done, len - done);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -229,28 +257,54 @@ static int64_t ep_read(struct endpoint *ep, void *buf, uint64_t len, uint64_t of
 	return (int64_t)done;
 }
 
-static int ep_write(struct endpoint *ep, const void *buf, uint64_t len, uint64_t off)
+/* Write `len` bytes at `off`. A volume takes whole sectors: a short last piece keeps the rest
+ * of its sector (read, merge, write back). Writes what fits before the end of a volume and
+ * reports the rest as -ENOSPC with *written telling how much went in. */
+static int ep_write(struct endpoint *ep, uint8_t *buf, uint64_t len, uint64_t off,
+                    uint64_t *written)
 {
 	uint64_t done = 0;
 
+	*written = 0;
 	if (ep->dev) {
-		if (off + len > ep->size)
+		uint64_t fit = off >= ep->size ? 0 : MIN(len, ep->size - off);
+		uint64_t whole = fit / SECTOR_SIZE * SECTOR_SIZE;
+		int r = whole ? ulvm_dev_pwrite(ep->dev, buf, whole, off, false) : 0;
+
+		if (!r && fit > whole) {
+			uint8_t *sec = aligned_alloc(4096, 4096);
+			if (!sec)
+				return ulvm_error(-ENOMEM, "out of memory");
+			r = ulvm_dev_pread(ep->dev, sec, SECTOR_SIZE, off + whole);
+			if (!r) {
+				memcpy(sec, buf + whole, (size_t)(fit - whole));
+				r = ulvm_dev_pwrite(ep->dev, sec, SECTOR_SIZE, off + whole, false);
+			}
+			free(sec);
+		}
+		if (r)
+			return r;
+		*written = fit;
+		if (fit < len)
 			return ulvm_error(
 			    -ENOSPC, "dd: error writing '%s': No space left on device", ep->name);
-		return ulvm_dev_pwrite(ep->dev, buf, len, off, false);
+		return 0;
 	}
 	while (done < len) {
-		ssize_t n =
-		    ep->fd == STDOUT_FILENO
-		        ? write(ep->fd, (const char *)buf + done, len - done)
-		        : pwrite(ep->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		ssize_t n = ep->seekable ? pwrite(ep->fd, buf + done, len - done,
+		                                  (off_t)(ep->base + off + done))
+		                         : write(ep->fd, buf + done, len - done);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n <= 0) {
+			*written = done;
 			return ulvm_error(n < 0 ? -errno : -ENOSPC, "dd: error writing '%s': %s",
-			                  ep->name, n < 0 ? strerror(errno) : "No space left");
+			                  ep->name,
+			                  n < 0 ? strerror(errno) : "No space left on device");
+		}
 		done += (uint64_t)n;
 	}
+	*written = done;
 	return 0;
 }
 
@@ -262,26 +316,44 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* A size as GNU dd prints it: the largest unit, one decimal below 10 ("1.0 MB", "123 MB",
+ * "118 MiB"). */
+static void human(double v, bool iec, char *out, size_t len)
+{
+	static const char *const si[] = {"B", "kB", "MB", "GB", "TB", "PB", "EB"};
+	static const char *const bin[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+	double base = iec ? 1024 : 1000;
+	unsigned u = 0;
+
+	while (v >= base && u + 1 < ARRAY_SIZE(si)) {
+		v /= base;
+		u++;
+	}
+	if (u && v < 10 && (double)(int)(v * 10 + 0.5) / 10 < 10)
+		snprintf(out, len, "%.1f %s", v, iec ? bin[u] : si[u]);
+	else
+		snprintf(out, len, "%.0f %s", v, iec ? bin[u] : si[u]);
+}
+
 /* dd's "N bytes (X MB, Y MiB) copied, T s, R MB/s". */
 static void print_transfer(uint64_t bytes, double secs, const char *end)
 {
-	static const char *const si[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-	static const char *const iec[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double a = (double)bytes, b = (double)bytes, rate = secs > 0 ? (double)bytes / secs : 0;
-	unsigned i = 0, k = 0, m = 0;
+	char a[32], b[32], rate[32];
 
-	while (a >= 1000 && i < 5)
-		a /= 1000, i++;
-	while (b >= 1024 && k < 5)
-		b /= 1024, k++;
-	while (rate >= 1000 && m < 5)
-		rate /= 1000, m++;
-	if (bytes < 1000)
-		fprintf(stderr, "%llu bytes copied, %.3g s, %.3g %s/s%s", (unsigned long long)bytes,
-		        secs, rate, si[m], end);
+	human(secs > 0 ? (double)bytes / secs : 0, false, rate, sizeof(rate));
+	if (bytes < 1000) {
+		fprintf(stderr, "%llu byte%s copied, %g s, %s/s%s", (unsigned long long)bytes,
+		        bytes == 1 ? "" : "s", secs, rate, end);
+		return;
+	}
+	human((double)bytes, false, a, sizeof(a));
+	human((double)bytes, true, b, sizeof(b));
+	if (bytes < 1024) /* the binary form would have no prefix: dd leaves it out */
+		fprintf(stderr, "%llu bytes (%s) copied, %g s, %s/s%s", (unsigned long long)bytes,
+		        a, secs, rate, end);
 	else
-		fprintf(stderr, "%llu bytes (%.2g %s, %.2g %s) copied, %.3g s, %.3g %s/s%s",
-		        (unsigned long long)bytes, a, si[i], b, iec[k], secs, rate, si[m], end);
+		fprintf(stderr, "%llu bytes (%s, %s) copied, %g s, %s/s%s",
+		        (unsigned long long)bytes, a, b, secs, rate, end);
 }
 
 int cmd_dd(struct cli *c, int argc, char **argv)
@@ -289,7 +361,7 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 	struct dd_opts o = {.bs = 512};
 	struct endpoint in, out;
 	uint64_t full_in = 0, part_in = 0, full_out = 0, part_out = 0, bytes = 0;
-	double t0, last;
+	double t0 = now_s(), last = t0;
 	uint8_t *buf = NULL;
 	int r, rc = ECMD_PROCESSED;
 
@@ -309,14 +381,19 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 	}
 	if (!o.bs)
 		return cli_fail(ulvm_error(-EINVAL, "dd: invalid number '0' for bs"));
-	if ((r = open_endpoint(c, o.in, false, &o, &in)))
+	if ((r = open_endpoint(c, o.in, false, &o, NULL, &in)))
 		return cli_fail(r);
-	if ((r = open_endpoint(c, o.out, true, &o, &out))) {
+	if ((r = open_endpoint(c, o.out, true, &o, &in, &out))) {
 		close_endpoint(&in);
 		return cli_fail(r);
 	}
+	/* Everything is checked before the output file is touched. */
 	if (((in.dev || out.dev) && o.bs % 512)) {
 		rc = cli_fail(ulvm_error(-EINVAL, "dd: bs must be a multiple of 512 for a volume"));
+		goto out;
+	}
+	if (!out.dev && !out.seekable && o.seek) {
+		rc = cli_fail(ulvm_error(-ESPIPE, "dd: '%s': cannot seek: Illegal seek", out.name));
 		goto out;
 	}
 	if (!(buf = aligned_alloc(4096, round_up_u64(o.bs, 4096)))) {
@@ -325,9 +402,24 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 		                         (unsigned long long)o.bs));
 		goto out;
 	}
+	if ((r = truncate_output(&out, &o))) {
+		rc = cli_fail(r);
+		goto out;
+	}
+	/* An input that cannot seek is skipped by reading. */
+	for (uint64_t k = 0; !in.dev && !in.seekable && k < o.skip; k++) {
+		int64_t n = ep_read(&in, buf, o.bs, 0);
+		if (n <= 0) {
+			if (n < 0)
+				rc = cli_fail((int)n);
+			break;
+		}
+	}
 	t0 = last = now_s();
-	for (uint64_t blk = 0; !o.count_set || blk < o.count; blk++) {
-		int64_t n = ep_read(&in, buf, o.bs, (o.skip + blk) * o.bs);
+	for (uint64_t blk = 0; rc == ECMD_PROCESSED && (!o.count_set || blk < o.count); blk++) {
+		uint64_t in_off = ((in.dev || in.seekable) ? o.skip + blk : blk) * o.bs, put = 0;
+		int64_t n = ep_read(&in, buf, o.bs, in_off);
+
 		if (n < 0) {
 			rc = cli_fail((int)n);
 			break;
@@ -338,20 +430,16 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 			full_in++;
 		else
 			part_in++;
-		if (out.dev && n % 512) {
-			/* The device end is sector-aligned; only a short file input gets here. */
-			memset(buf + n, 0, (size_t)(round_up_u64((uint64_t)n, 512) - (uint64_t)n));
-			n = (int64_t)round_up_u64((uint64_t)n, 512);
-		}
-		if ((r = ep_write(&out, buf, (uint64_t)n, (o.seek + blk) * o.bs))) {
+		r = ep_write(&out, buf, (uint64_t)n, (o.seek + blk) * o.bs, &put);
+		if (put == o.bs)
+			full_out++;
+		else if (put)
+			part_out++;
+		bytes += put;
+		if (r) {
 			rc = cli_fail(r);
 			break;
 		}
-		if ((uint64_t)n == o.bs)
-			full_out++;
-		else
-			part_out++;
-		bytes += (uint64_t)n;
 		if (o.status == 2 && now_s() - last >= 1.0) {
 			last = now_s();
 			print_transfer(bytes, last - t0, "\r");

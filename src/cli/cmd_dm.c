@@ -47,7 +47,9 @@ static int print_device(struct cli *c, const char *name, bool status, bool with_
 
 	if ((r = ulvm_active_info(name, &table, NULL, &suspended)))
 		return r;
-	if (status) {
+	if (status && (r = ulvm_control_call("status", name, NULL, &text)) != -ENOTCONN) {
+		/* ulvmd holds the device: its status is the live one. */
+	} else if (status) {
 		/* Status comes from the device itself: build it here. */
 		if (!(r = cli_open_ctx(c)) &&
 		    !(r = ulvm_active_open_table(c->ctx, name, table, &dev))) {

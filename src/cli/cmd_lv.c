@@ -430,6 +430,7 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 	char vgn[256], lvn[256], newvg[256], newlv[256];
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
+	bool was_active = false;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
@@ -463,10 +464,23 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 		               "Existing logical volume \"%s\" not found in volume group "
 		               "\"%s\"",
 		               lvn, vgn);
+	/* An active LV's device is renamed with it, as LVM2 does: down under the old name,
+	 * up under the new one once the metadata has it. */
+	if (!r) {
+		char dm[600];
+		ulvm_lv_dm_name(vgn, lvn, dm, sizeof(dm));
+		was_active = ulvm_active_exists(dm);
+		if (was_active)
+			r = cli_activate_lv(c, vg, lv, false);
+	}
 	if (!r)
 		r = ulvm_lv_rename(vg, lv, newlv);
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
+	if (was_active) {
+		int e = cli_activate_lv(c, vg, lv, true);
+		r = r ? r : e;
+	}
 	ulvm_vg_close(vg);
 	if (r)
 		return cli_fail(r);

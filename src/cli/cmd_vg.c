@@ -194,7 +194,12 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 			continue;
 		}
 		nlv = vg->nlvs;
-		r = ulvm_vg_remove(vg, c->force);
+		r = 0;
+		/* Removing the LVs (-f) takes their active devices down first. */
+		for (size_t l = 0; c->force && l < vg->nlvs && !r; l++)
+			r = cli_activate_lv(c, vg, vg->lvs[l], false);
+		if (!r)
+			r = ulvm_vg_remove(vg, c->force);
 		ulvm_vg_close(vg);
 		if (r) {
 			cli_fail(r);
@@ -217,13 +222,33 @@ int cmd_vgrename(struct cli *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
+	bool *active;
+
 	if (argc - optind != 2) {
 		fprintf(stderr, "  Old and new volume group names need specifying\n");
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
-	r = ulvm_vg_rename(vg, argv[optind + 1]);
+	/* Active LVs' devices follow the new VG name (LVM2 renames them). */
+	if (!(active = calloc(vg->nlvs + 1, sizeof(*active)))) {
+		ulvm_vg_close(vg);
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	}
+	for (size_t i = 0; i < vg->nlvs && !r; i++) {
+		char dm[600];
+		ulvm_lv_dm_name(vg->name, vg->lvs[i]->name, dm, sizeof(dm));
+		if ((active[i] = ulvm_active_exists(dm)))
+			r = cli_activate_lv(c, vg, vg->lvs[i], false);
+	}
+	if (!r)
+		r = ulvm_vg_rename(vg, argv[optind + 1]);
+	for (size_t i = 0; i < vg->nlvs; i++)
+		if (active[i]) {
+			int e = cli_activate_lv(c, vg, vg->lvs[i], true);
+			r = r ? r : e;
+		}
+	free(active);
 	ulvm_vg_close(vg);
 	if (r)
 		return cli_fail(r);

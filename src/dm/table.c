@@ -294,17 +294,12 @@ int dm_table_print(const struct dm_table *t, enum dm_status_type type, char **ou
 	sb_init(&sb);
 	for (unsigned i = 0; i < t->num_targets; i++) {
 		struct dm_target *ti = &t->targets[i];
-		size_t mark;
 
-		sb_printf(&sb, "%" PRIu64 " %" PRIu64 " %s", ti->begin, ti->len, ti->type->name);
-		mark = sb.len;
-		sb_putc(&sb, ' ');
+		/* As the kernel's dmsetup prints it: the space after the type is there even when
+		 * the target has no parameters ("0 2048 zero "). */
+		sb_printf(&sb, "%" PRIu64 " %" PRIu64 " %s ", ti->begin, ti->len, ti->type->name);
 		if (ti->type->status)
 			ti->type->status(ti, type, &sb);
-		if (sb.len == mark + 1 && !sb.oom) {
-			sb.len = mark; /* no arguments: no trailing space */
-			sb.buf[mark] = '\0';
-		}
 		sb_putc(&sb, '\n');
 	}
 	*out = sb_steal(&sb);

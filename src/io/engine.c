@@ -20,6 +20,7 @@
  * ring and drops every held request without running its callback.
  */
 #include <errno.h>
+#include <sys/eventfd.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
@@ -59,6 +60,7 @@ struct io_engine {
 		bool valid, in_memory;
 	} fs_memo[FS_MEMO];
 	bool have_ring;
+	int event_fd;           /* io_engine_event_fd(): -1 until asked for */
 	unsigned ring_inflight; /* SQEs prepared whose CQE is not yet reaped */
 	struct io_uring ring;
 #endif
@@ -459,6 +461,32 @@ static void issue(struct io_engine *e, bool run_sync)
 
 /* ---- the interface ------------------------------------------------------------------------- */
 
+int io_engine_event_fd(struct io_engine *e)
+{
+#ifdef HAVE_LIBURING
+	if (e->have_ring && e->event_fd < 0) {
+		int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+		if (fd < 0)
+			return ulvm_error(-errno, "I/O engine: eventfd: %s", strerror(errno));
+		if (io_uring_register_eventfd(&e->ring, fd) < 0) {
+			close(fd);
+			return ulvm_error(-EIO, "I/O engine: cannot register an eventfd");
+		}
+		e->event_fd = fd;
+	}
+	return e->have_ring ? e->event_fd : -1;
+#else
+	(void)e;
+	return -1;
+#endif
+}
+
+bool io_engine_has_queued(const struct io_engine *e)
+{
+	return e->q_head || e->d_head;
+}
+
 int io_engine_new(const struct io_engine_opts *opts, struct io_engine **out)
 {
 	struct io_engine *e = calloc(1, sizeof(*e));
@@ -468,6 +496,9 @@ int io_engine_new(const struct io_engine_opts *opts, struct io_engine **out)
 		return ulvm_error(-ENOMEM, "I/O engine: out of memory");
 	e->q_tailp = &e->q_head;
 	e->d_tailp = &e->d_head;
+#ifdef HAVE_LIBURING
+	e->event_fd = -1;
+#endif
 	e->method = opts ? opts->method : IO_METHOD_AUTO;
 	e->depth = opts && opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
 	e->depth = MIN(e->depth, MAX_DEPTH);
@@ -505,6 +536,8 @@ void io_engine_free(struct io_engine *e)
 		}
 		io_uring_queue_exit(&e->ring);
 	}
+	if (e->event_fd >= 0)
+		close(e->event_fd);
 #endif
 	free(e->zero_buf);
 	free(e);

@@ -72,6 +72,13 @@ void io_engine_complete(struct io_engine *e, struct io_req *req, int result);
  * completed, or -errno. */
 int io_engine_poll(struct io_engine *e, unsigned min_complete);
 
+/* An eventfd that becomes readable when io_uring completions arrive (read it to reset), for
+ * event loops; -1 when the engine has no ring (everything then completes at poll). */
+int io_engine_event_fd(struct io_engine *e);
+/* Work that the next io_engine_poll() would do without waiting (queued requests,
+ * completions to deliver): an event loop must not sleep while this is true. */
+bool io_engine_has_queued(const struct io_engine *e);
+
 /* Requests queued or in flight. */
 unsigned io_engine_inflight(const struct io_engine *e);
 

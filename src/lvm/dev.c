@@ -336,3 +336,24 @@ int ulvm_dev_write_zeroes(struct ulvm_dev *dev, uint64_t offset, uint64_t len, b
 	return sync_io(dev, ULVM_IO_WRITE_ZEROES, no_unmap ? ULVM_IO_NO_UNMAP : 0, NULL, len,
 	               offset);
 }
+
+int ulvm_ctx_poll(struct ulvm_ctx *ctx, unsigned min_complete)
+{
+	struct dm_registry *reg;
+	int r = ctx_dm(ctx, &reg);
+
+	return r ? r : io_engine_poll(ctx->engine, min_complete);
+}
+
+int ulvm_ctx_event_fd(struct ulvm_ctx *ctx)
+{
+	struct dm_registry *reg;
+	int r = ctx_dm(ctx, &reg);
+
+	return r ? r : io_engine_event_fd(ctx->engine);
+}
+
+bool ulvm_ctx_io_ready(struct ulvm_ctx *ctx)
+{
+	return ctx->engine && io_engine_has_queued(ctx->engine);
+}

@@ -441,9 +441,32 @@ static void new_line(struct parser *p)
 		p->line += 1;
 }
 
+/* Character classes, one table lookup each: the tokenizer looks at every byte of texts of
+ * hundreds of kilobytes. */
+enum { C_SPACE = 1, C_END_WORD = 2, C_END_NUMBER = 4 };
+
+static const uint8_t char_class[256] = {
+    [' '] = C_SPACE | C_END_WORD | C_END_NUMBER,
+    ['\t'] = C_SPACE | C_END_WORD | C_END_NUMBER,
+    ['\n'] = C_SPACE | C_END_WORD | C_END_NUMBER,
+    ['\v'] = C_SPACE | C_END_WORD | C_END_NUMBER,
+    ['\f'] = C_SPACE | C_END_WORD | C_END_NUMBER,
+    ['\r'] = C_SPACE | C_END_WORD | C_END_NUMBER,
+    ['#'] = C_END_WORD | C_END_NUMBER,
+    ['='] = C_END_WORD | C_END_NUMBER,
+    ['{'] = C_END_WORD | C_END_NUMBER,
+    ['}'] = C_END_WORD | C_END_NUMBER,
+    /* Numbers also end at array punctuation, so `[1,2]` works as in LVM2. */
+    ['['] = C_END_NUMBER,
+    [']'] = C_END_NUMBER,
+    [','] = C_END_NUMBER,
+    ['"'] = C_END_NUMBER,
+    ['\''] = C_END_NUMBER,
+};
+
 static bool is_space(char c)
 {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+	return char_class[(uint8_t)c] & C_SPACE;
 }
 
 static bool is_digit(char c)
@@ -451,16 +474,15 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-/* Where an unquoted key or bare string ends (libdm: not at `]` or `,`). */
+/* Where a bare word or key ends. */
 static bool ends_word(char c)
 {
-	return is_space(c) || c == '#' || c == '=' || c == '{' || c == '}';
+	return char_class[(uint8_t)c] & C_END_WORD;
 }
 
-/* Where a number ends: also at array punctuation, so `[1,2]` works as in LVM2. */
 static bool ends_number(char c)
 {
-	return ends_word(c) || c == '[' || c == ']' || c == ',' || c == '"' || c == '\'';
+	return char_class[(uint8_t)c] & C_END_NUMBER;
 }
 
 /* Quote at most 40 bytes of a token, non-printable bytes as '?', for an error message. */

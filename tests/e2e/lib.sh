@@ -28,6 +28,8 @@ TEST_NAME=$(basename "$0" .sh)
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ulvm-e2e-${TEST_NAME}.XXXXXX")
 export ULVM_LOCK_DIR=$T/lock
+# Active devices (and a daemon's sockets) stay inside the test.
+export ULVM_RUN_DIR=$T/run
 mkdir -p "$ULVM_LOCK_DIR" "$T/etc" "$T/lvm-backup" "$T/lvm-archive"
 
 # Sanitizer reports of the ulvm binary are moved from its stderr to $T/sanitizer.log (see

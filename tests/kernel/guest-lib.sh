@@ -95,3 +95,48 @@ check_info() {
     lvs -a -o +devices,seg_pe_ranges --segments
     dmsetup info -c
 }
+
+# ---- data path: what ulvm wrote on the host, what the kernel writes for ulvm to read
+
+# data-read VG/LV OFF LEN ...: md5 of LEN MiB at OFF MiB of each LV, read through the kernel's
+# device (/dev/VG/LV) after vgchange -ay. Lines: "VG/LV OFF LEN MD5" (MD5 "READ-FAILED" if
+# the read failed).
+check_data_read() {
+    local rc=0 s
+    while [ $# -ge 3 ]; do
+        if s=$(set -o pipefail; dd if="/dev/$1" bs=1M skip="$2" count="$3" status=none | md5sum); then
+            s=${s%% *}
+        else
+            s=READ-FAILED; rc=1
+        fi
+        echo "$1 $2 $3 $s"
+        shift 3
+    done
+    return $rc
+}
+
+# data-write VG/LV OFF LEN ...: write LEN MiB of the guest's own random data at OFF MiB of
+# each LV through the kernel's device (O_DIRECT, fsync). Lines: "VG/LV OFF LEN MD5" with the
+# md5 of the data written (MD5 "WRITE-FAILED" if the write failed).
+check_data_write() {
+    local rc=0 s
+    while [ $# -ge 3 ]; do
+        head -c $(($3 * 1048576)) /dev/urandom > /tmp/kdm-data
+        s=$(md5sum < /tmp/kdm-data | cut -d' ' -f1)
+        dd if=/tmp/kdm-data of="/dev/$1" bs=1M seek="$2" oflag=direct conv=fsync,notrunc status=none ||
+            { s=WRITE-FAILED; rc=1; }
+        echo "$1 $2 $3 $s"
+        shift 3
+    done
+    rm -f /tmp/kdm-data
+    return $rc
+}
+
+# dm-table-raw / dm-status-raw: `dmsetup table` / `dmsetup status` of all devices exactly as
+# dmsetup prints them (the kernel lists devices by name), compared with ulvm's
+check_dm_table_raw() {
+    dmsetup table
+}
+check_dm_status_raw() {
+    dmsetup status
+}

@@ -331,7 +331,7 @@ static void test_linear_layout(void **state)
 
 	snprintf(want, sizeof(want), "0 2048 linear %s 100\n2048 1024 linear %s 0\n", a, b);
 	assert_text(md, DM_STATUS_TABLE, want);
-	assert_text(md, DM_STATUS_INFO, "0 2048 linear\n2048 1024 linear\n");
+	assert_text(md, DM_STATUS_INFO, "0 2048 linear \n2048 1024 linear \n");
 	free(data);
 	free(back);
 	free(f);
@@ -676,10 +676,10 @@ static void test_zero_error(void **state)
 	struct dm_dev *md;
 
 	mkfile(v, "a", 1 * MIB, a, sizeof(a));
-	md = create(v, "ze", "0 16 zero\n16 8 error\n24 8 linear %s 0\n32 96 zero", a);
-	snprintf(want, sizeof(want), "0 16 zero\n16 8 error\n24 8 linear %s 0\n32 96 zero\n", a);
+	md = create(v, "ze", "0 16 zero \n16 8 error \n24 8 linear %s 0\n32 96 zero", a);
+	snprintf(want, sizeof(want), "0 16 zero \n16 8 error \n24 8 linear %s 0\n32 96 zero \n", a);
 	assert_text(md, DM_STATUS_TABLE, want);
-	assert_text(md, DM_STATUS_INFO, "0 16 zero\n16 8 error\n24 8 linear\n32 96 zero\n");
+	assert_text(md, DM_STATUS_INFO, "0 16 zero \n16 8 error \n24 8 linear \n32 96 zero \n");
 	/* zero: reads return zeros, writes are dropped. */
 	memset(buf, 0xee, 64 * 1024);
 	assert_int_equal(do_io(v, md, IO_OP_READ, 0, 16 * SECTOR_SIZE, buf, 0), 0);
@@ -806,7 +806,7 @@ static void test_stacked(void **state)
 	assert_int_equal(dm_load(base, "0 2048 linear top 0"), -EINVAL);
 	assert_string_equal(ulvm_last_error(), "table line 1: linear: device top: stacks on base "
 	                                       "already, which would make a cycle");
-	assert_int_equal(dm_load(base, "0 8 zero\n8 8 linear base 0"), -EINVAL);
+	assert_int_equal(dm_load(base, "0 8 zero \n8 8 linear base 0"), -EINVAL);
 	assert_string_equal(ulvm_last_error(),
 	                    "table line 2: linear: device base: a device cannot stack on itself");
 	assert_int_equal(dm_create(v->r, "self", "0 8 linear self 0", NULL), -EINVAL);
@@ -925,7 +925,7 @@ static void test_suspend_resume(void **state)
 	/* Resume with a loaded table and no suspend: swaps too. */
 	assert_int_equal(dm_load(md, "0 200 error"), 0);
 	assert_int_equal(dm_resume(md), 0);
-	assert_text(md, DM_STATUS_TABLE, "0 200 error\n");
+	assert_text(md, DM_STATUS_TABLE, "0 200 error \n");
 
 	/* A lower device suspended under an upper: the upper's I/O waits in the lower. */
 	top = create(v, "top", "0 100 linear s 100");
@@ -981,7 +981,7 @@ static void test_bad_tables(void **state)
 	     "table line 1: length 99999999999999999999 is too large (at most 36028797018963967)"},
 	    {"0 36028797018963968 zero", -EINVAL,
 	     "table line 1: length 36028797018963968 is too large (at most 36028797018963967)"},
-	    {"0 8 zero\n8 36028797018963967 zero", -EINVAL,
+	    {"0 8 zero \n8 36028797018963967 zero", -EINVAL,
 	     "table line 2: length 36028797018963967 at start 8 ends past the largest device "
 	     "size (36028797018963967 sectors)"},
 	    {"0 8 linear %1$s abc", -EINVAL, "table line 1: linear: offset abc is not a number"},
@@ -992,17 +992,17 @@ static void test_bad_tables(void **state)
 	    /* layout */
 	    {"8 8 zero", -EINVAL,
 	     "table line 1: start 8 leaves a gap: the table must begin at sector 0"},
-	    {"0 8 zero\n16 8 zero", -EINVAL,
+	    {"0 8 zero \n16 8 zero", -EINVAL,
 	     "table line 2: start 16 leaves a gap after the previous target, which ends at "
 	     "sector 8"},
-	    {"0 8 zero\n4 8 zero", -EINVAL,
+	    {"0 8 zero \n4 8 zero", -EINVAL,
 	     "table line 2: start 4 overlaps the previous target, which ends at sector 8"},
-	    {"0 8 zero\n0 8 zero", -EINVAL,
+	    {"0 8 zero \n0 8 zero", -EINVAL,
 	     "table line 2: start 0 overlaps the previous target, which ends at sector 8"},
 	    {"0 0 zero", -EINVAL, "table line 1: length 0: a target is at least one sector long"},
 	    {"", -EINVAL, "table has no targets"},
 	    {"# nothing\n\n   \n\t# more\n", -EINVAL, "table has no targets"},
-	    {"# c\n\n0 8 zero\n  # indented comment\n8 8 bogus", -EINVAL,
+	    {"# c\n\n0 8 zero \n  # indented comment\n8 8 bogus", -EINVAL,
 	     "table line 5: unknown target type bogus"},
 	    {"0 8 mirror core 1", -EINVAL, "table line 1: unknown target type mirror"},
 	    {"0", -EINVAL,
@@ -1077,7 +1077,7 @@ static void test_bad_tables(void **state)
 	     "table line 1: striped: stripe 1: device %1$s (2048 sectors) is too small for "
 	     "offset 8 + 2048 sectors per stripe"},
 	    /* the error is on the right line */
-	    {"0 8 zero\n8 8 linear %1$s 0\n# x\n16 8 striped 1 8 %1$s 4\n24 8 striped 1 3 %1$s 0",
+	    {"0 8 zero \n8 8 linear %1$s 0\n# x\n16 8 striped 1 8 %1$s 4\n24 8 striped 1 3 %1$s 0",
 	     -EINVAL,
 	     "table line 5: striped: chunk size 3 is not a power of 2 of at least 8 sectors"},
 	};
@@ -1130,18 +1130,18 @@ static void test_table_text(void **state)
 	/* Comments, blank lines, tabs, extra spaces, CRLF: normalised on output. */
 	snprintf(table, sizeof(table),
 	         "# a comment\n\n0\t64   linear  %s\t0  \r\n   64 64 striped 2 8 %s 8 %s 16\n"
-	         "128 8 zero\n136 8 error\n# end",
+	         "128 8 zero \n136 8 error \n# end",
 	         a, a, b);
 	fds = count_fds();
 	md = create(v, "text", "%s", table);
 	/* The same file twice is opened once. */
 	assert_int_equal(count_fds(), fds + 2);
 	snprintf(want, sizeof(want),
-	         "0 64 linear %s 0\n64 64 striped 2 8 %s 8 %s 16\n128 8 zero\n136 8 error\n", a, a,
+	         "0 64 linear %s 0\n64 64 striped 2 8 %s 8 %s 16\n128 8 zero \n136 8 error \n", a, a,
 	         b);
 	assert_text(md, DM_STATUS_TABLE, want);
 	snprintf(want, sizeof(want),
-	         "0 64 linear\n64 64 striped 2 %s %s 1 AA\n128 8 zero\n136 8 error\n", a, b);
+	         "0 64 linear \n64 64 striped 2 %s %s 1 AA\n128 8 zero \n136 8 error \n", a, b);
 	assert_text(md, DM_STATUS_INFO, want);
 	/* The printed table parses back to the same text. */
 	assert_int_equal(dm_table_text(md, DM_STATUS_TABLE, &text), 0);
