@@ -7,8 +7,8 @@ set -euo pipefail
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
-pkgs="build-essential meson ninja-build pkg-config liburing-dev lvm2 util-linux python3"
-[ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs"
+pkgs="build-essential meson ninja-build pkg-config liburing-dev libfuse3-dev fuse3 lvm2 util-linux python3"
+[ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs libnbd-bin nbdkit qemu-utils fio"
 
 missing=""
 for p in $pkgs; do

@@ -47,6 +47,7 @@ static const struct command commands[] = {
      "Userspace device-mapper: create, table, status, ls, remove, suspend, resume, reload"},
     {"dd", cmd_dd, "Copy data in and out of LVs, mapped devices and files, like dd"},
     {"bench", cmd_bench, "Benchmarks: an LV against its raw backing file, through the library"},
+    {"mount", cmd_mount, "Show the active LVs as files DIR/VG/LV (FUSE), for losetup, dd, ..."},
 };
 
 void cli_print(const char *fmt, ...)

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# FUSE export benchmark (`ulvm mount`): an LV's file DIR/VG/LV against a plain file of the same
+# size on the same file system as the PV image, through the same stacks, in one run:
+#
+#   file   fio on the file itself (O_DIRECT)
+#   loop   fio on a loop device over the file (losetup --direct-io=on; --buffered: page cache)
+#   ext4   fio on a file in an ext4 made on that loop device
+#
+# Workloads: sequential 1 MiB reads and writes (qd1), random 4 KiB reads and writes at queue
+# depth 1 and 32 (fio, libaio, direct=1). The two targets alternate per workload; each figure
+# is the median of --repeat runs. The ratio is FUSE / plain file (1.00 = as fast; higher is
+# better). Needs root, fio, losetup, mkfs.ext4 and a ulvm built with FUSE.
+#
+#   bench/fuse.sh [--ulvm PATH] [--size MiB] [--runtime S] [--repeat N] [--dir DIR]
+#                 [--stacks file,loop,ext4] [--buffered]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+ULVM=$top/build/ulvm
+SIZE=512
+RUNTIME=4
+REPEAT=1
+BASEDIR=${TMPDIR:-/var/tmp}
+STACKS=file,loop,ext4
+DIRECT=on
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--ulvm) ULVM=$2; shift 2 ;;
+	--size) SIZE=$2; shift 2 ;;
+	--runtime) RUNTIME=$2; shift 2 ;;
+	--repeat) REPEAT=$2; shift 2 ;;
+	--dir) BASEDIR=$2; shift 2 ;;
+	--stacks) STACKS=$2; shift 2 ;;
+	--buffered) DIRECT=off; shift ;;
+	*) sed -n '2,/^set /{/^set /d;s/^# \{0,1\}//;p}' "$0" >&2; exit 2 ;;
+	esac
+done
+[ "$(id -u)" = 0 ] || { echo "bench/fuse.sh: needs root (loop devices, mounts)" >&2; exit 2; }
+for t in fio losetup mkfs.ext4 fusermount3; do
+	command -v $t >/dev/null || { echo "bench/fuse.sh: $t not installed" >&2; exit 2; }
+done
+
+dir=$(mktemp -d "$BASEDIR/ulvm-bench-fuse.XXXXXX")
+mnt=$dir/mnt
+loops=()
+mounts=()
+cleanup() {
+	set +e
+	for m in "${mounts[@]}"; do umount "$m" 2>/dev/null; done
+	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+	if mountpoint -q "$mnt"; then fusermount3 -u "$mnt" || umount -l "$mnt"; fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+export ULVM_DEVICES=$dir/pv.img ULVM_LOCK_DIR=$dir/locks ULVM_RUN_DIR=$dir/run
+
+echo "Setting up a $SIZE MiB LV and a $SIZE MiB plain file in $dir ..."
+# Both written in full first, so that no workload measures block allocation.
+dd if=/dev/zero of="$dir/pv.img" bs=1M count=$((SIZE + 16)) conv=fsync status=none
+dd if=/dev/zero of="$dir/plain.img" bs=1M count="$SIZE" conv=fsync status=none
+"$ULVM" pvcreate -q "$dir/pv.img" >/dev/null
+"$ULVM" vgcreate benchvg "$dir/pv.img" >/dev/null
+"$ULVM" lvcreate -n data -L "${SIZE}M" benchvg >/dev/null
+"$ULVM" lvchange -ay benchvg/data
+mkdir -p "$mnt"
+"$ULVM" mount "$mnt" benchvg
+fuse_file=$mnt/benchvg/data
+[ "$(stat -c %s "$fuse_file")" = $((SIZE << 20)) ] || { echo "LV file has the wrong size" >&2; exit 1; }
+
+# workloads: name fio-rw bs iodepth
+workloads=(
+	"seq-read     read      1M 1"
+	"seq-write    write     1M 1"
+	"rand-read    randread  4k 1"
+	"rand-read    randread  4k 32"
+	"rand-write   randwrite 4k 1"
+	"rand-write   randwrite 4k 32"
+)
+
+# fio_run TARGET RW BS QD [SIZE]: prints "MB/s IOPS"
+fio_run() {
+	local target=$1 rw=$2 bs=$3 qd=$4 size=${5:-}
+	fio --name=w --filename="$target" --rw="$rw" --bs="$bs" --iodepth="$qd" --direct=1 \
+		--ioengine=libaio --time_based --runtime="$RUNTIME" --ramp_time=1 \
+		${size:+--size=$size} --randrepeat=0 --norandommap --output-format=json 2>/dev/null |
+		python3 -c '
+import json, sys
+j = json.load(sys.stdin)["jobs"][0]
+d = j["read"] if j["read"]["io_bytes"] else j["write"]
+print("%.1f %.0f" % (d["bw_bytes"] / 1e6, d["iops"]))'
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# run_stack NAME PLAIN_TARGET FUSE_TARGET [FIO_SIZE]
+run_stack() {
+	local stack=$1 plain=$2 fuse=$3 size=${4:-}
+	printf '\n%s: %s vs %s\n' "$stack" "$fuse" "$plain"
+	printf '  %-12s %3s %-6s %12s %12s %7s\n' workload qd unit plain fuse ratio
+	for w in "${workloads[@]}"; do
+		set -- $w
+		local name=$1 rw=$2 bs=$3 qd=$4 p=() f=() unit col pv fv
+		for _ in $(seq 1 "$REPEAT"); do
+			p+=("$(fio_run "$plain" "$rw" "$bs" "$qd" "$size")")
+			f+=("$(fio_run "$fuse" "$rw" "$bs" "$qd" "$size")")
+		done
+		if [ "$bs" = 1M ]; then unit=MB/s col=1; else unit=IOPS col=2; fi
+		pv=$(printf '%s\n' "${p[@]}" | cut -d' ' -f$col | median)
+		fv=$(printf '%s\n' "${f[@]}" | cut -d' ' -f$col | median)
+		printf '  %-12s %3s %-6s %12s %12s %7s\n' "$name" "$qd" "$unit" "$pv" "$fv" \
+			"$(awk -v a="$fv" -v b="$pv" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')"
+	done
+}
+
+IFS=, read -ra stacks <<<"$STACKS"
+for s in "${stacks[@]}"; do
+	case $s in
+	file) run_stack file "$dir/plain.img" "$fuse_file" ;;
+	loop | ext4)
+		lp=$(losetup --direct-io=$DIRECT -f --show "$dir/plain.img"); loops+=("$lp")
+		lf=$(losetup --direct-io=$DIRECT -f --show "$fuse_file"); loops+=("$lf")
+		if [ "$s" = loop ]; then
+			run_stack "loop (direct-io=$DIRECT)" "$lp" "$lf"
+		else
+			mkdir -p "$dir/ext4-plain" "$dir/ext4-fuse"
+			mkfs.ext4 -q -E nodiscard "$lp"
+			mkfs.ext4 -q -E nodiscard "$lf"
+			mount "$lp" "$dir/ext4-plain"; mounts+=("$dir/ext4-plain")
+			mount "$lf" "$dir/ext4-fuse"; mounts+=("$dir/ext4-fuse")
+			fsz=$((SIZE * 3 / 4))M
+			# lay out both test files first (fio would otherwise time the first pass)
+			for m in "$dir/ext4-plain" "$dir/ext4-fuse"; do
+				fio --name=lay --filename="$m/f" --size="$fsz" --rw=write --bs=1M \
+					--direct=1 --ioengine=libaio >/dev/null
+			done
+			run_stack "ext4 on loop (direct-io=$DIRECT)" "$dir/ext4-plain/f" \
+				"$dir/ext4-fuse/f" "$fsz"
+			umount "$dir/ext4-plain" "$dir/ext4-fuse"; mounts=()
+		fi
+		losetup -d "$lp" "$lf"; loops=()
+		;;
+	*) echo "unknown stack $s" >&2; exit 2 ;;
+	esac
+done
+fusermount3 -u "$mnt"
+echo
+echo "ratio = FUSE / plain file (same file system, same stack); $RUNTIME s per run, median of $REPEAT"
