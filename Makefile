@@ -44,6 +44,7 @@ kernel: $(ASAN_BUILD)/build.ninja
 
 bench: all
 	bench/metadata.sh --ulvm $(BUILD)/ulvm
+	$(BUILD)/ulvm bench io
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

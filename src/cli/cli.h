@@ -93,6 +93,7 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv);
 int cmd_dd(struct cli *c, int argc, char **argv);
 int cmd_bench(struct cli *c, int argc, char **argv);
 int cmd_mount(struct cli *c, int argc, char **argv); /* cmd_mount.c (FUSE) */
+int cmd_serve(struct cli *c, int argc, char **argv);
 
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);

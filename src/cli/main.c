@@ -45,6 +45,7 @@ static const struct command commands[] = {
     {"vgchange", cmd_vgchange, "Activate or deactivate a VG's LVs; VG tags"},
     {"dmsetup", cmd_dmsetup,
      "Userspace device-mapper: create, table, status, ls, remove, suspend, resume, reload"},
+    {"serve", cmd_serve, "Run ulvmd: active devices, NBD exports, the control socket"},
     {"dd", cmd_dd, "Copy data in and out of LVs, mapped devices and files, like dd"},
     {"bench", cmd_bench, "Benchmarks: an LV against its raw backing file, through the library"},
     {"mount", cmd_mount, "Show the active LVs as files DIR/VG/LV (FUSE), for losetup, dd, ..."},
@@ -172,7 +173,9 @@ int main(int argc, char **argv)
 	struct strbuf cmdline;
 	int rc;
 
-	if (!strcmp(name, "ulvm") || !strncmp(name, "ulvm", 4) || !strcmp(name, "lt-ulvm")) {
+	if (!strcmp(name, "ulvmd"))
+		name = "serve"; /* the daemon under its own name */
+	else if (!strcmp(name, "ulvm") || !strncmp(name, "ulvm", 4) || !strcmp(name, "lt-ulvm")) {
 		if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 		    !strcmp(argv[1], "-h")) {
 			usage(argc < 2 ? stderr : stdout);

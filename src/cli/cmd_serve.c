@@ -1,0 +1,88 @@
+/* `ulvm serve` (also `ulvmd`): run the daemon -- the active devices, their NBD exports and
+ * the control socket the other commands talk to. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../daemon/control.h"
+#include "../util/util.h"
+#include "cli.h"
+
+static void signal_ready(void *arg)
+{
+	int fd = *(int *)arg;
+
+	if (fd >= 0) {
+		/* Tell the parent the sockets are listening, then let go of the terminal. */
+		(void)!write(fd, "R", 1);
+		close(fd);
+		*(int *)arg = -1;
+	}
+}
+
+int cmd_serve(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"foreground", no_argument, NULL, 'F'},
+	                                   {"socket", required_argument, NULL, 'S'},
+	                                   {"nbd-unix", required_argument, NULL, 'U'},
+	                                   {"nbd-tcp", required_argument, NULL, 'T'},
+	                                   {"no-nbd", no_argument, NULL, 'N'},
+	                                   {0}};
+	struct ulvmd_opts o = {0};
+	bool foreground = false;
+	int opt, r, pipefd[2] = {-1, -1}, ready_fd = -1;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		switch (opt) {
+		case 'F':
+			foreground = true;
+			break;
+		case 'S':
+			o.control_path = optarg;
+			break;
+		case 'U':
+			o.nbd_unix = optarg;
+			break;
+		case 'T':
+			o.nbd_tcp = optarg;
+			break;
+		case 'N':
+			o.no_nbd = true;
+			break;
+		default:
+			return EINVALID_CMD_LINE;
+		}
+	}
+	if (!foreground) {
+		pid_t pid;
+		char byte;
+
+		if (pipe(pipefd) < 0 || (pid = fork()) < 0)
+			return cli_fail(
+			    ulvm_error(-errno, "cannot start ulvmd: %s", strerror(errno)));
+		if (pid > 0) {
+			/* The parent returns once the daemon listens (or failed). */
+			close(pipefd[1]);
+			if (read(pipefd[0], &byte, 1) == 1)
+				return ECMD_PROCESSED;
+			waitpid(pid, &r, 0);
+			return WIFEXITED(r) && WEXITSTATUS(r) ? WEXITSTATUS(r) : ECMD_FAILED;
+		}
+		close(pipefd[0]);
+		ready_fd = pipefd[1];
+		setsid();
+	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	r = ulvmd_run(c->ctx, &o, signal_ready, &ready_fd);
+	if (ready_fd >= 0)
+		close(ready_fd);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}

@@ -1,0 +1,492 @@
+/* ulvmd: the active devices of a context, their NBD exports, and the control socket. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../export/nbd.h"
+#include "../util/util.h"
+#include "control.h"
+#include "loop.h"
+
+#define MAX_REQUEST (16u << 20)
+
+struct ulvmd {
+	struct ulvm_ctx *ctx;
+	struct ev_loop *loop;
+	struct nbd_server *nbd;
+	int listen_fd;
+	char control_path[4096];
+	char nbd_path[4096];
+	volatile sig_atomic_t *stop;
+};
+
+struct control_conn {
+	struct ulvmd *d;
+	int fd;
+	struct strbuf in;
+	struct strbuf out;
+	size_t out_done;
+	bool replied;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_flag = 1;
+}
+
+/* ---- what the recorded changes do to the daemon's devices (ulvm_active_hooks) ---- */
+
+static struct ulvm_dev *find_dev(struct ulvmd *d, const char *name, int *r)
+{
+	struct ulvm_dev *dev = ulvm_dev_find(d->ctx, name);
+
+	*r = dev ? 0 : ulvm_error(-ENXIO, "Device %s not found", name);
+	return dev;
+}
+
+static int hook_create(void *arg, const char *name, const char *table)
+{
+	struct ulvmd *d = arg;
+	struct ulvm_dev *dev;
+
+	return ulvm_active_open_table(d->ctx, name, table, &dev);
+}
+
+static int hook_load(void *arg, const char *name, const char *table)
+{
+	int r;
+	struct ulvm_dev *dev = find_dev(arg, name, &r);
+
+	return r ? r : ulvm_dev_reload(dev, table);
+}
+
+static int hook_suspend(void *arg, const char *name, bool suspend)
+{
+	int r;
+	struct ulvm_dev *dev = find_dev(arg, name, &r);
+
+	if (r)
+		return r;
+	return suspend ? ulvm_dev_suspend(dev) : ulvm_dev_resume(dev);
+}
+
+static int hook_remove(void *arg, const char *name)
+{
+	struct ulvmd *d = arg;
+	unsigned users;
+	int r;
+	struct ulvm_dev *dev = find_dev(d, name, &r);
+
+	if (r)
+		return r;
+	if (d->nbd && (users = nbd_server_dev_users(d->nbd, dev)))
+		return ulvm_error(-EBUSY, "Device %s is open (%u NBD connection%s)", name, users,
+		                  users == 1 ? "" : "s");
+	ulvm_dev_close(dev);
+	return 0;
+}
+
+/* ---- NBD exports: the daemon's devices, by dm name or as VG/LV ---- */
+
+/* LVM2's dm names are "VG-LV" with '-' doubled inside names: split at the single '-'. */
+static bool dm_name_to_vglv(const char *dm, char *out, size_t len)
+{
+	size_t o = 0;
+	bool split = false;
+
+	for (const char *p = dm; *p && o + 1 < len; p++) {
+		if (*p == '-' && p[1] == '-') {
+			out[o++] = '-';
+			p++;
+		} else if (*p == '-' && !split) {
+			out[o++] = '/';
+			split = true;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+	return split;
+}
+
+static int nbd_lookup(void *arg, const char *name, struct nbd_export_info *out)
+{
+	struct ulvmd *d = arg;
+	char dm[600], vg[256], lv[256];
+	const char *slash = strchr(name, '/');
+	struct ulvm_dev *dev = NULL;
+
+	memset(out, 0, sizeof(*out));
+	if (slash && (size_t)(slash - name) < sizeof(vg)) {
+		snprintf(vg, sizeof(vg), "%.*s", (int)(slash - name), name);
+		snprintf(lv, sizeof(lv), "%s", slash + 1);
+		ulvm_lv_dm_name(vg, lv, dm, sizeof(dm));
+		dev = ulvm_dev_find(d->ctx, dm);
+	}
+	if (!dev && *name)
+		dev = ulvm_dev_find(d->ctx, name);
+	if (!dev && !*name) {
+		/* The default export: the only device, if there is exactly one. */
+		const char **names;
+		size_t n;
+		if (!ulvm_active_list(&names, &n)) {
+			if (n == 1)
+				dev = ulvm_dev_find(d->ctx, names[0]);
+			ulvm_active_list_free(names, n);
+		}
+	}
+	if (!dev)
+		return -ENOENT;
+	out->dev = dev;
+	out->readonly = false;
+	return 0;
+}
+
+static void nbd_list(void *arg, void (*add)(void *cookie, const char *name, const char *desc),
+                     void *cookie)
+{
+	struct ulvmd *d = arg;
+	const char **names;
+	size_t n;
+
+	if (ulvm_active_list(&names, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char vglv[600];
+		if (!ulvm_dev_find(d->ctx, names[i]))
+			continue;
+		add(cookie, dm_name_to_vglv(names[i], vglv, sizeof(vglv)) ? vglv : names[i],
+		    names[i]);
+	}
+	ulvm_active_list_free(names, n);
+}
+
+/* ---- control requests ---- */
+
+static int do_request(struct ulvmd *d, const char *verb, const char *name, const char *payload,
+                      struct strbuf *reply)
+{
+	struct ulvm_dev *dev;
+	char *text = NULL;
+	int r;
+
+	if (!strcmp(verb, "ping"))
+		return 0;
+	if (!strcmp(verb, "shutdown")) {
+		*d->stop = 1;
+		return 0;
+	}
+	if (!strcmp(verb, "list")) {
+		const char **names;
+		size_t n;
+		if ((r = ulvm_active_list(&names, &n)))
+			return r;
+		for (size_t i = 0; i < n; i++)
+			sb_printf(reply, "%s\n", names[i]);
+		ulvm_active_list_free(names, n);
+		return 0;
+	}
+	if (!strcmp(verb, "create"))
+		return ulvm_active_create(d->ctx, name, payload);
+	if (!strcmp(verb, "load"))
+		return ulvm_active_load(d->ctx, name, payload);
+	if (!strcmp(verb, "suspend") || !strcmp(verb, "resume"))
+		return ulvm_active_suspend(name, verb[0] == 's');
+	if (!strcmp(verb, "remove"))
+		return ulvm_active_remove(d->ctx, name);
+	if (!(dev = find_dev(d, name, &r)))
+		return r;
+	if (!strcmp(verb, "table") || !strcmp(verb, "status")) {
+		if ((r = ulvm_dev_table(dev, verb[0] == 's', &text)))
+			return r;
+		sb_puts(reply, text);
+		free(text);
+		return 0;
+	}
+	if (!strcmp(verb, "info")) {
+		bool suspended = false;
+		ulvm_active_info(name, NULL, NULL, &suspended);
+		sb_printf(reply,
+		          "Name:              %s\nState:             %s\nSize:              %llu "
+		          "bytes\nNBD connections:   %u\n",
+		          name, suspended ? "SUSPENDED" : "ACTIVE",
+		          (unsigned long long)ulvm_dev_size(dev),
+		          d->nbd ? nbd_server_dev_users(d->nbd, dev) : 0);
+		return 0;
+	}
+	if (!strcmp(verb, "message"))
+		return ulvm_error(-EOPNOTSUPP, "Device %s: its targets take no messages", name);
+	return ulvm_error(-EINVAL, "unknown request \"%s\"", verb);
+}
+
+static void conn_close(struct control_conn *c)
+{
+	ev_del(c->d->loop, c->fd);
+	close(c->fd);
+	sb_free(&c->in);
+	sb_free(&c->out);
+	free(c);
+}
+
+/* A complete request is in c->in: run it and queue the answer. */
+static bool conn_try_request(struct control_conn *c)
+{
+	char verb[32], name[256];
+	unsigned long len;
+	char *nl = c->in.buf ? memchr(c->in.buf, '\n', c->in.len) : NULL;
+	struct strbuf reply;
+	size_t hdr;
+	int r;
+
+	if (!nl)
+		return c->in.len > 512 ? (c->replied = true, false) : false;
+	hdr = (size_t)(nl - c->in.buf) + 1;
+	*nl = '\0';
+	if (sscanf(c->in.buf, "%31s %255s %lu", verb, name, &len) != 3 || len > MAX_REQUEST) {
+		c->replied = true; /* garbage: just close */
+		return false;
+	}
+	*nl = '\n';
+	if (c->in.len < hdr + len)
+		return false;
+	sb_init(&reply);
+	{
+		char *payload = strndup(c->in.buf + hdr, len);
+		ulvm_clear_error();
+		r = payload ? do_request(c->d, verb, strcmp(name, "-") ? name : "", payload, &reply)
+		            : -ENOMEM;
+		free(payload);
+	}
+	if (r) {
+		const char *m = ulvm_last_error();
+		sb_reset(&reply);
+		sb_puts(&reply, m ? m : strerror(-r));
+		sb_printf(&c->out, "ERR %d %zu\n", r, reply.len);
+	} else {
+		sb_printf(&c->out, "OK %zu\n", reply.len);
+	}
+	sb_put(&c->out, reply.buf ? reply.buf : "", reply.len);
+	sb_free(&reply);
+	c->replied = true;
+	return true;
+}
+
+static void conn_event(void *arg, uint32_t events)
+{
+	struct control_conn *c = arg;
+	char buf[4096];
+
+	if (!c->replied && (events & EPOLLIN)) {
+		for (;;) {
+			ssize_t n = read(c->fd, buf, sizeof(buf));
+			if (n > 0) {
+				sb_put(&c->in, buf, (size_t)n);
+				if (c->in.len > MAX_REQUEST + 512)
+					break;
+				continue;
+			}
+			if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+				if (!c->replied) {
+					conn_close(c);
+					return;
+				}
+			}
+			break;
+		}
+		if (!conn_try_request(c) && c->replied && !c->out.len) {
+			conn_close(c);
+			return;
+		}
+		if (c->out.len)
+			ev_mod(c->d->loop, c->fd, EPOLLOUT);
+	}
+	if (c->out.len && (events & EPOLLOUT)) {
+		while (c->out_done < c->out.len) {
+			ssize_t n = send(c->fd, c->out.buf + c->out_done, c->out.len - c->out_done,
+			                 MSG_NOSIGNAL);
+			if (n < 0 && errno == EAGAIN)
+				return;
+			if (n <= 0)
+				break;
+			c->out_done += (size_t)n;
+		}
+		conn_close(c);
+	}
+}
+
+static void on_accept(void *arg, uint32_t events)
+{
+	struct ulvmd *d = arg;
+
+	(void)events;
+	for (;;) {
+		int fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct control_conn *c;
+
+		if (fd < 0)
+			return;
+		if (!(c = calloc(1, sizeof(*c)))) {
+			close(fd);
+			continue;
+		}
+		c->d = d;
+		c->fd = fd;
+		sb_init(&c->in);
+		sb_init(&c->out);
+		if (ev_add(d->loop, fd, EPOLLIN, conn_event, c)) {
+			close(fd);
+			free(c);
+		}
+	}
+}
+
+static int listen_unix(const char *path, int *out)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return ulvm_error(-ENAMETOOLONG, "%s: socket path too long", path);
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return ulvm_error(-errno, "socket: %s", strerror(errno));
+	/* A socket file nobody listens on is stale: replace it; refuse a live one. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		close(fd);
+		return ulvm_error(-EADDRINUSE, "%s: ulvmd is already running", path);
+	}
+	unlink(path);
+	umask(077);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0600) < 0 ||
+	    listen(fd, 64) < 0) {
+		int e = -errno;
+		close(fd);
+		return ulvm_error(e, "%s: %s", path, strerror(-e));
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Build every device the runtime directory records as active. */
+static void restore_active(struct ulvmd *d)
+{
+	const char **names;
+	size_t n;
+
+	if (ulvm_active_list(&names, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char *table = NULL;
+		bool suspended = false;
+		struct ulvm_dev *dev;
+
+		if (ulvm_dev_find(d->ctx, names[i]))
+			continue;
+		if (ulvm_active_info(names[i], &table, NULL, &suspended) ||
+		    ulvm_active_open_table(d->ctx, names[i], table, &dev))
+			ulvm_warn("cannot restore active device %s: %s", names[i],
+			          ulvm_last_error() ? ulvm_last_error() : "unknown error");
+		else if (suspended)
+			ulvm_dev_suspend(dev);
+		free(table);
+	}
+	ulvm_active_list_free(names, n);
+}
+
+int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(void *arg), void *arg)
+{
+	struct ulvmd d = {.ctx = ctx, .listen_fd = -1, .stop = &stop_flag};
+	struct ulvm_active_hooks hooks = {.create = hook_create,
+	                                  .load = hook_load,
+	                                  .suspend = hook_suspend,
+	                                  .remove = hook_remove,
+	                                  .arg = &d};
+	struct nbd_server_opts nopts = {.ops = {.lookup = nbd_lookup, .list = nbd_list, .arg = &d},
+	                                .multi_conn = true};
+	struct sigaction sa = {.sa_handler = on_signal};
+	int r;
+
+	stop_flag = 0;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (o && o->control_path)
+		snprintf(d.control_path, sizeof(d.control_path), "%s", o->control_path);
+	else if ((r = ulvm_control_socket_path(d.control_path, sizeof(d.control_path))))
+		return r;
+	if ((r = ev_loop_new(ctx, &d.loop)))
+		return r;
+	if ((r = listen_unix(d.control_path, &d.listen_fd)))
+		goto out;
+	ulvm_active_set_hooks(&hooks);
+	restore_active(&d);
+	if ((r = ev_add(d.loop, d.listen_fd, EPOLLIN, on_accept, &d)))
+		goto out;
+	if (!(o && o->no_nbd)) {
+		if ((r = nbd_server_new(d.loop, &nopts, &d.nbd)))
+			goto out;
+		if (o && o->nbd_unix)
+			snprintf(d.nbd_path, sizeof(d.nbd_path), "%s", o->nbd_unix);
+		else {
+			snprintf(d.nbd_path, sizeof(d.nbd_path), "%s", d.control_path);
+			char *slash = strrchr(d.nbd_path, '/');
+			snprintf(slash ? slash + 1 : d.nbd_path,
+			         sizeof(d.nbd_path) - (size_t)(slash ? slash + 1 - d.nbd_path : 0),
+			         "nbd.sock");
+		}
+		if ((r = nbd_server_listen_unix(d.nbd, d.nbd_path, 0600)))
+			goto out;
+		if (o && o->nbd_tcp) {
+			char host[256] = "127.0.0.1";
+			const char *colon = strrchr(o->nbd_tcp, ':');
+			if (colon && colon != o->nbd_tcp)
+				snprintf(host, sizeof(host), "%.*s", (int)(colon - o->nbd_tcp),
+				         o->nbd_tcp);
+			if ((r = nbd_server_listen_tcp(d.nbd, host,
+			                               colon ? colon + 1 : o->nbd_tcp)))
+				goto out;
+		}
+	}
+	if (ready)
+		ready(arg);
+	r = ev_run(d.loop, &stop_flag);
+out:
+	/* Clean shutdown: clients first (their I/O completes), then flush every device. */
+	nbd_server_free(d.nbd);
+	{
+		const char **names;
+		size_t n;
+		if (!ulvm_active_list(&names, &n)) {
+			for (size_t i = 0; i < n; i++) {
+				struct ulvm_dev *dev = ulvm_dev_find(ctx, names[i]);
+				bool suspended = false;
+				ulvm_active_info(names[i], NULL, NULL, &suspended);
+				if (dev && !suspended && ulvm_dev_flush(dev))
+					ulvm_warn("%s", ulvm_last_error());
+			}
+			ulvm_active_list_free(names, n);
+		}
+	}
+	ulvm_active_set_hooks(NULL);
+	if (d.listen_fd >= 0) {
+		ev_del(d.loop, d.listen_fd);
+		close(d.listen_fd);
+		unlink(d.control_path);
+	}
+	if (d.nbd_path[0])
+		unlink(d.nbd_path);
+	ev_loop_free(d.loop);
+	return r;
+}

@@ -1,0 +1,33 @@
+/*
+ * daemon/control: ulvmd, userspace device-mapper as a process. It holds the active mapped
+ * devices (restored from the runtime directory at start) and their NBD exports, and listens
+ * on a control socket (Unix, owner-only) for the device-mapper verbs:
+ *
+ *   create NAME <table>   load NAME <table>   suspend NAME   resume NAME   remove NAME
+ *   info NAME   table NAME   status NAME   message NAME <text>   list   ping   shutdown
+ *
+ * Each request is "VERB NAME LEN\n" and LEN bytes of payload; each answer "OK LEN\n" or
+ * "ERR -ERRNO LEN\n" and LEN bytes. The ulvm commands use it through ulvm_control_call()
+ * (lvm/active.c) whenever the socket answers. Uses the public API, daemon/loop, export/nbd.
+ */
+#ifndef ULVM_DAEMON_CONTROL_H
+#define ULVM_DAEMON_CONTROL_H
+
+#include <stdbool.h>
+
+#include "ulvm.h"
+
+struct ulvmd_opts {
+	const char *control_path; /* NULL: ulvm_control_socket_path() */
+	const char *nbd_unix;     /* NBD on a Unix socket (NULL: $RUN_DIR/nbd.sock) */
+	const char *nbd_tcp;      /* "HOST:PORT" or NULL */
+	bool nbd_readonly;
+	bool no_nbd;
+};
+
+/* Run until SIGTERM/SIGINT or a "shutdown" request; on the way out every device is flushed
+ * and closed and the sockets are removed. `ready` (may be NULL) is called once listening. */
+int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(void *arg),
+              void *arg);
+
+#endif

@@ -1,0 +1,144 @@
+/*
+ * export/nbd_proto: the NBD wire format, as the NBD project's doc/proto.md defines it. Every
+ * field is big-endian ("network byte order"); the get/put helpers below are the only way the
+ * server reads or writes one. Private to src/export.
+ */
+#ifndef ULVM_EXPORT_NBD_PROTO_H
+#define ULVM_EXPORT_NBD_PROTO_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* ---- handshake ---- */
+#define NBD_MAGIC     0x4e42444d41474943ull /* "NBDMAGIC" */
+#define NBD_IHAVEOPT  0x49484156454f5054ull /* "IHAVEOPT" */
+#define NBD_REP_MAGIC 0x0003e889045565a9ull
+
+#define NBD_FLAG_FIXED_NEWSTYLE   (1u << 0) /* handshake flags (server) */
+#define NBD_FLAG_NO_ZEROES        (1u << 1)
+#define NBD_FLAG_C_FIXED_NEWSTYLE (1u << 0) /* client flags */
+#define NBD_FLAG_C_NO_ZEROES      (1u << 1)
+
+#define NBD_OPT_EXPORT_NAME       1
+#define NBD_OPT_ABORT             2
+#define NBD_OPT_LIST              3
+#define NBD_OPT_STARTTLS          5
+#define NBD_OPT_INFO              6
+#define NBD_OPT_GO                7
+#define NBD_OPT_STRUCTURED_REPLY  8
+#define NBD_OPT_LIST_META_CONTEXT 9
+#define NBD_OPT_SET_META_CONTEXT  10
+#define NBD_OPT_EXTENDED_HEADERS  11
+
+#define NBD_REP_ACK          1u
+#define NBD_REP_SERVER       2u
+#define NBD_REP_INFO         3u
+#define NBD_REP_ERR_UNSUP    (0x80000000u + 1)
+#define NBD_REP_ERR_POLICY   (0x80000000u + 2)
+#define NBD_REP_ERR_INVALID  (0x80000000u + 3)
+#define NBD_REP_ERR_PLATFORM (0x80000000u + 4)
+#define NBD_REP_ERR_TLS_REQD (0x80000000u + 5)
+#define NBD_REP_ERR_UNKNOWN  (0x80000000u + 6)
+#define NBD_REP_ERR_SHUTDOWN (0x80000000u + 7)
+#define NBD_REP_ERR_TOO_BIG  (0x80000000u + 9)
+
+#define NBD_INFO_EXPORT      0
+#define NBD_INFO_NAME        1
+#define NBD_INFO_DESCRIPTION 2
+#define NBD_INFO_BLOCK_SIZE  3
+
+/* Transmission flags (NBD_INFO_EXPORT, NBD_OPT_EXPORT_NAME) */
+#define NBD_FLAG_HAS_FLAGS         (1u << 0)
+#define NBD_FLAG_READ_ONLY         (1u << 1)
+#define NBD_FLAG_SEND_FLUSH        (1u << 2)
+#define NBD_FLAG_SEND_FUA          (1u << 3)
+#define NBD_FLAG_ROTATIONAL        (1u << 4)
+#define NBD_FLAG_SEND_TRIM         (1u << 5)
+#define NBD_FLAG_SEND_WRITE_ZEROES (1u << 6)
+#define NBD_FLAG_SEND_DF           (1u << 7)
+#define NBD_FLAG_CAN_MULTI_CONN    (1u << 8)
+#define NBD_FLAG_SEND_CACHE        (1u << 10)
+#define NBD_FLAG_SEND_FAST_ZERO    (1u << 11)
+
+/* ---- transmission ---- */
+#define NBD_REQUEST_MAGIC          0x25609513u
+#define NBD_SIMPLE_REPLY_MAGIC     0x67446698u
+#define NBD_STRUCTURED_REPLY_MAGIC 0x668e33efu
+
+#define NBD_CMD_READ         0
+#define NBD_CMD_WRITE        1
+#define NBD_CMD_DISC         2
+#define NBD_CMD_FLUSH        3
+#define NBD_CMD_TRIM         4
+#define NBD_CMD_CACHE        5
+#define NBD_CMD_WRITE_ZEROES 6
+#define NBD_CMD_BLOCK_STATUS 7
+
+#define NBD_CMD_FLAG_FUA       (1u << 0)
+#define NBD_CMD_FLAG_NO_HOLE   (1u << 1)
+#define NBD_CMD_FLAG_DF        (1u << 2)
+#define NBD_CMD_FLAG_REQ_ONE   (1u << 3)
+#define NBD_CMD_FLAG_FAST_ZERO (1u << 4)
+
+#define NBD_REPLY_FLAG_DONE        (1u << 0)
+#define NBD_REPLY_TYPE_NONE        0
+#define NBD_REPLY_TYPE_OFFSET_DATA 1
+#define NBD_REPLY_TYPE_ERROR       0x8001u
+
+/* Error values of replies: fixed numbers, not the host's errno. */
+#define NBD_EPERM     1
+#define NBD_EIO       5
+#define NBD_ENOMEM    12
+#define NBD_EINVAL    22
+#define NBD_ENOSPC    28
+#define NBD_EOVERFLOW 75
+#define NBD_ENOTSUP   95
+#define NBD_ESHUTDOWN 108
+
+/* Sizes of the fixed parts. */
+#define NBD_OPT_HDR_LEN     16 /* IHAVEOPT, option, length */
+#define NBD_OPT_REP_HDR_LEN 20 /* magic, option, type, length */
+#define NBD_REQ_HDR_LEN     28
+#define NBD_SIMPLE_HDR_LEN  16
+#define NBD_CHUNK_HDR_LEN   20
+
+/* Block size constraints advertised with NBD_INFO_BLOCK_SIZE and enforced on requests. */
+#define NBD_MIN_BLOCK  512u
+#define NBD_PREF_BLOCK 4096u
+#define NBD_MAX_BLOCK  (32u << 20)
+#define NBD_MAX_STRING 4096u /* export names, descriptions, messages */
+
+/* ---- big-endian fields ---- */
+static inline uint16_t nbd_get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+static inline uint32_t nbd_get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint64_t nbd_get64(const uint8_t *p)
+{
+	return (uint64_t)nbd_get32(p) << 32 | nbd_get32(p + 4);
+}
+static inline uint8_t *nbd_put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+	return p + 2;
+}
+static inline uint8_t *nbd_put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+	return p + 4;
+}
+static inline uint8_t *nbd_put64(uint8_t *p, uint64_t v)
+{
+	nbd_put32(p, (uint32_t)(v >> 32));
+	return nbd_put32(p + 4, (uint32_t)v);
+}
+
+#endif

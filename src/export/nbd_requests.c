@@ -1,0 +1,354 @@
+/*
+ * export/nbd_requests: the transmission phase (doc/proto.md, "Transmission").
+ *
+ *   C: REQUEST_MAGIC, flags, type, cookie, offset, length   (28 bytes) [, payload if WRITE]
+ *   S: SIMPLE_REPLY_MAGIC, error, cookie                   (16 bytes) [, data if READ]
+ *   S: STRUCTURED_REPLY_MAGIC, flags, type, cookie, length (20 bytes), payload
+ *
+ * Every request is checked before anything else happens (flags valid for the command,
+ * 512-byte alignment, at most 32 MiB of data, inside the export, writable) and refused with
+ * an error reply that leaves the connection up; a refused write's payload is read and
+ * dropped. A request header with a bad magic cannot be resynchronised: hard close. Accepted
+ * requests are submitted to the device at once; each completion queues its reply, so replies
+ * go out in completion order. With structured replies a read is answered with one
+ * OFFSET_DATA chunk flagged DONE (so NBD_CMD_FLAG_DF costs nothing), errors with an ERROR
+ * chunk carrying a short message; other successes with a simple reply.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "nbd_int.h"
+
+uint32_t nbd_errno(int err)
+{
+	switch (err < 0 ? -err : err) {
+	case 0:
+		return 0;
+	case EPERM:
+	case EACCES:
+	case EROFS:
+		return NBD_EPERM;
+	case ENOMEM:
+		return NBD_ENOMEM;
+	case EINVAL:
+		return NBD_EINVAL;
+	case ENOSPC:
+	case EDQUOT:
+	case EFBIG:
+		return NBD_ENOSPC;
+	case EOVERFLOW:
+		return NBD_EOVERFLOW;
+	case EOPNOTSUPP:
+#if ENOTSUP != EOPNOTSUPP
+	case ENOTSUP:
+#endif
+		return NBD_ENOTSUP;
+	case ESHUTDOWN:
+		return NBD_ESHUTDOWN;
+	default:
+		return NBD_EIO;
+	}
+}
+
+/* ---- replies ---- */
+
+static uint8_t *simple_hdr(struct nbd_req *r, uint32_t err)
+{
+	uint8_t *p = nbd_put32(r->hdr, NBD_SIMPLE_REPLY_MAGIC);
+
+	p = nbd_put32(p, err);
+	p = nbd_put64(p, r->cookie);
+	r->hdr_len = NBD_SIMPLE_HDR_LEN;
+	return p;
+}
+
+static uint8_t *chunk_hdr(struct nbd_req *r, uint16_t type, uint32_t len)
+{
+	uint8_t *p = nbd_put32(r->hdr, NBD_STRUCTURED_REPLY_MAGIC);
+
+	p = nbd_put16(p, NBD_REPLY_FLAG_DONE);
+	p = nbd_put16(p, type);
+	p = nbd_put64(p, r->cookie);
+	return nbd_put32(p, len);
+}
+
+static void reply_error(struct nbd_conn *c, struct nbd_req *r, uint32_t err, const char *msg)
+{
+	if (r->buf) {
+		nbd_buf_put(c, r->buf, r->buf_class);
+		r->buf = NULL;
+	}
+	r->data_len = 0;
+	if (c->structured) {
+		size_t ml = msg ? MIN(strlen(msg), sizeof(r->hdr) - NBD_CHUNK_HDR_LEN - 6) : 0;
+		uint8_t *p = chunk_hdr(r, NBD_REPLY_TYPE_ERROR, (uint32_t)(6 + ml));
+		p = nbd_put32(p, err);
+		p = nbd_put16(p, (uint16_t)ml);
+		memcpy(p, msg ? msg : "", ml);
+		r->hdr_len = (uint32_t)(NBD_CHUNK_HDR_LEN + 6 + ml);
+	} else {
+		simple_hdr(r, err);
+	}
+	nbd_queue_reply(c, r);
+}
+
+static void reply_ok(struct nbd_conn *c, struct nbd_req *r)
+{
+	if (r->type == NBD_CMD_READ) {
+		if (c->structured) {
+			uint8_t *p = chunk_hdr(r, NBD_REPLY_TYPE_OFFSET_DATA, 8 + r->len);
+			nbd_put64(p, r->offset);
+			r->hdr_len = NBD_CHUNK_HDR_LEN + 8;
+		} else {
+			simple_hdr(r, 0);
+		}
+		r->data_len = r->len;
+	} else {
+		if (r->buf) { /* a write's payload is on the device: its buffer can go */
+			nbd_buf_put(c, r->buf, r->buf_class);
+			r->buf = NULL;
+		}
+		simple_hdr(r, 0);
+		r->data_len = 0;
+	}
+	nbd_queue_reply(c, r);
+}
+
+static void req_done(struct ulvm_io *io, int result)
+{
+	struct nbd_req *r = io->private;
+	struct nbd_conn *c = r->c;
+
+	c->inflight--;
+	if (c->dead) { /* nobody to answer */
+		nbd_slot_put(c, r);
+		if (!c->inflight)
+			nbd_mark_dirty(c);
+		return;
+	}
+	if (result == -EOPNOTSUPP && r->type == NBD_CMD_TRIM)
+		result = 0; /* a hint the device cannot take */
+	if (!result && (r->flags & NBD_CMD_FLAG_FUA) && !r->fua_flush &&
+	    (r->type == NBD_CMD_TRIM || r->type == NBD_CMD_WRITE_ZEROES)) {
+		/* The engine makes only writes durable by themselves (RWF_DSYNC): a flush
+		 * makes the zeroes or the hole durable before the reply. */
+		r->fua_flush = true;
+		io->op = ULVM_IO_FLUSH;
+		io->flags = 0;
+		io->offset = io->length = 0;
+		if (!(result = ulvm_dev_submit(c->dev, io))) {
+			c->inflight++;
+			return;
+		}
+	}
+	if (result)
+		reply_error(c, r, nbd_errno(result), strerror(-result));
+	else
+		reply_ok(c, r);
+}
+
+/* ---- checks and submission ---- */
+
+/* 0, or the NBD error for a request the server refuses (with a message). */
+static uint32_t check(const struct nbd_conn *c, uint16_t type, uint16_t flags, uint64_t offset,
+                      uint32_t len, const char **msg)
+{
+	uint16_t allowed = NBD_CMD_FLAG_FUA; /* valid on every command (proto.md) */
+	uint64_t end;
+
+	switch (type) {
+	case NBD_CMD_READ:
+		if (c->structured)
+			allowed |= NBD_CMD_FLAG_DF;
+		break;
+	case NBD_CMD_WRITE:
+	case NBD_CMD_FLUSH:
+	case NBD_CMD_TRIM:
+	case NBD_CMD_CACHE:
+		break;
+	case NBD_CMD_WRITE_ZEROES:
+		allowed |= NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO;
+		break;
+	default:
+		*msg = "unsupported command";
+		return NBD_EINVAL;
+	}
+	if (flags & ~allowed) {
+		*msg = "invalid flags for this command";
+		return NBD_EINVAL;
+	}
+	if (type == NBD_CMD_FLUSH) {
+		*msg = "flush with nonzero offset or length";
+		return offset || len ? NBD_EINVAL : 0;
+	}
+	if (c->readonly &&
+	    (type == NBD_CMD_WRITE || type == NBD_CMD_TRIM || type == NBD_CMD_WRITE_ZEROES)) {
+		*msg = "read-only export";
+		return NBD_EPERM;
+	}
+	if (!len) {
+		*msg = "zero-length request";
+		return NBD_EINVAL;
+	}
+	if ((offset | len) % NBD_MIN_BLOCK) {
+		*msg = "request not aligned to 512 bytes";
+		return NBD_EINVAL;
+	}
+	if ((type == NBD_CMD_READ || type == NBD_CMD_WRITE || type == NBD_CMD_CACHE) &&
+	    len > NBD_MAX_BLOCK) {
+		*msg = "request longer than the maximum block size (32 MiB)";
+		return NBD_EINVAL;
+	}
+	if (add_overflows_u64(offset, len, &end) || end > c->size) {
+		*msg = "request beyond the end of the export";
+		return type == NBD_CMD_WRITE || type == NBD_CMD_WRITE_ZEROES ? NBD_ENOSPC
+		                                                             : NBD_EINVAL;
+	}
+	if (type == NBD_CMD_WRITE_ZEROES && (flags & NBD_CMD_FLAG_FAST_ZERO)) {
+		*msg = "fast zeroing not supported";
+		return NBD_ENOTSUP;
+	}
+	return 0;
+}
+
+static void submit(struct nbd_conn *c, struct nbd_req *r)
+{
+	struct ulvm_io *io = &r->io;
+	int e;
+
+	io->flags = r->flags & NBD_CMD_FLAG_FUA ? ULVM_IO_FUA : 0;
+	io->offset = r->offset;
+	io->length = r->len;
+	io->buf = NULL;
+	io->done = req_done;
+	io->private = r;
+	switch (r->type) {
+	case NBD_CMD_READ:
+		io->op = ULVM_IO_READ;
+		io->flags = 0;
+		io->buf = r->buf;
+		break;
+	case NBD_CMD_WRITE:
+		io->op = ULVM_IO_WRITE;
+		io->buf = r->buf;
+		break;
+	case NBD_CMD_FLUSH:
+		io->op = ULVM_IO_FLUSH;
+		io->flags = 0;
+		io->offset = io->length = 0;
+		break;
+	case NBD_CMD_TRIM:
+		io->op = ULVM_IO_DISCARD;
+		break;
+	case NBD_CMD_WRITE_ZEROES:
+		io->op = ULVM_IO_WRITE_ZEROES;
+		if (r->flags & NBD_CMD_FLAG_NO_HOLE)
+			io->flags |= ULVM_IO_NO_UNMAP;
+		break;
+	default: /* NBD_CMD_CACHE: advisory, nothing to do */
+		reply_ok(c, r);
+		return;
+	}
+	if ((e = ulvm_dev_submit(c->dev, io))) {
+		reply_error(c, r, nbd_errno(e), "request refused by the device");
+		return;
+	}
+	c->inflight++;
+}
+
+static enum nbd_step request_header(struct nbd_conn *c)
+{
+	const uint8_t *p = c->in + c->in_r;
+	const char *msg = NULL;
+	uint16_t flags, type;
+	uint32_t len, err;
+	uint64_t offset;
+	struct nbd_req *r;
+	bool data;
+
+	if (nbd_in_avail(c) < NBD_REQ_HDR_LEN)
+		return NBD_STEP_MORE;
+	if (nbd_get32(p) != NBD_REQUEST_MAGIC)
+		return NBD_STEP_CLOSE;
+	flags = nbd_get16(p + 4);
+	type = nbd_get16(p + 6);
+	offset = nbd_get64(p + 16);
+	len = nbd_get32(p + 24);
+	if (type == NBD_CMD_DISC) {
+		c->in_r += NBD_REQ_HDR_LEN;
+		return NBD_STEP_STOP; /* answer what is in flight, then close */
+	}
+	err = check(c, type, flags, offset, len, &msg);
+	data = !err && (type == NBD_CMD_READ || type == NBD_CMD_WRITE);
+	if (!c->free_slots || (data && !nbd_buf_fits(c, len)))
+		return NBD_STEP_BLOCKED; /* the header stays unparsed until replies drain */
+	c->in_r += NBD_REQ_HDR_LEN;
+	c->big_writes = type == NBD_CMD_WRITE && len >= NBD_DIRECT_MIN;
+	r = nbd_slot_get(c);
+	r->cookie = nbd_get64(p + 8);
+	r->offset = offset;
+	r->len = len;
+	r->type = type;
+	r->flags = flags;
+	if (data && !(r->buf = nbd_buf_get(c, len, &r->buf_class))) {
+		err = NBD_ENOMEM;
+		msg = "out of memory";
+	}
+	if (err) {
+		reply_error(c, r, err, msg);
+		if (type == NBD_CMD_WRITE && len) { /* keep in step: drop its payload */
+			c->skip = len;
+			c->st = NS_REQ_SKIP;
+		}
+		return NBD_STEP_AGAIN;
+	}
+	if (type == NBD_CMD_WRITE) {
+		c->cur = r;
+		c->st = NS_REQ_PAYLOAD;
+		return NBD_STEP_AGAIN;
+	}
+	submit(c, r);
+	return NBD_STEP_AGAIN;
+}
+
+enum nbd_step nbd_request_step(struct nbd_conn *c)
+{
+	size_t avail = nbd_in_avail(c), n;
+	struct nbd_req *r;
+
+	switch (c->st) {
+	case NS_REQ_HDR:
+		return request_header(c);
+	case NS_REQ_PAYLOAD:
+		r = c->cur;
+		n = MIN(avail, (size_t)(r->len - r->got));
+		memcpy((uint8_t *)r->buf + r->got, c->in + c->in_r, n);
+		c->in_r += n;
+		r->got += (uint32_t)n;
+		if (r->got < r->len)
+			return NBD_STEP_MORE;
+		c->cur = NULL;
+		c->st = NS_REQ_HDR;
+		submit(c, r);
+		return NBD_STEP_AGAIN;
+	case NS_REQ_SKIP:
+		n = (size_t)MIN((uint64_t)avail, c->skip);
+		c->in_r += n;
+		c->skip -= n;
+		if (c->skip)
+			return NBD_STEP_MORE;
+		c->st = NS_REQ_HDR;
+		return NBD_STEP_AGAIN;
+	default:
+		return NBD_STEP_CLOSE;
+	}
+}
+
+void nbd_request_abandon(struct nbd_conn *c)
+{
+	if (c->cur) {
+		nbd_slot_put(c, c->cur);
+		c->cur = NULL;
+	}
+}

@@ -1,0 +1,87 @@
+#!/bin/bash
+# A client killed mid-transfer (kill -9 of a writing nbdcopy, with many requests and
+# payloads in flight, and of a reading one whose replies are on their way) while another
+# client keeps working: the other client's fio job runs to the end with its data verified,
+# the server answers new clients after each kill, the LV the killed writer was filling can
+# be written and read back completely afterwards, and the server stops cleanly.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+command -v nbdcopy >/dev/null || skip "nbdcopy (libnbd-bin) not installed"
+command -v nbdinfo >/dev/null || skip "nbdinfo (libnbd-bin) not installed"
+command -v fio >/dev/null || skip "fio not installed"
+fio --enghelp 2>/dev/null | grep -qx '[[:space:]]*nbd' || skip "fio has no nbd engine"
+
+# ---- the NBD server (nbd_testserver until `ulvm serve` carries these tests) ----
+NBD_SERVER=${NBD_TESTSERVER:-$E2E_DIR/../../build-asan/nbd_testserver}
+[ -x "$NBD_SERVER" ] || skip "nbd_testserver not built: $NBD_SERVER (set NBD_TESTSERVER)"
+SRV_PID=
+# nbd_serve ARGS...: start it with this test's images as devices, wait until it listens
+nbd_serve() {
+	local i
+	"$NBD_SERVER" --devices "$(imgs_csv)" "$@" >"$T/srv.out" 2>"$T/srv.err" &
+	SRV_PID=$!
+	for i in $(seq 200); do
+		grep -q '^ready$' "$T/srv.out" 2>/dev/null && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$T/srv.err" >&2
+	fail "nbd_testserver did not start: $*"
+}
+# nbd_stop: SIGTERM; it must exit 0, and its sanitizer reports fail the test
+nbd_stop() {
+	local rc=0
+	[ -n "$SRV_PID" ] || return 0
+	kill -TERM "$SRV_PID" 2>/dev/null || true
+	wait "$SRV_PID" || rc=$?
+	SRV_PID=
+	_san_filter nbd_testserver <"$T/srv.err" >&2
+	[ "$rc" = 0 ] || fail "nbd_testserver exited with status $rc"
+}
+trap '_nbd_rc=$?; [ -z "$SRV_PID" ] || { kill -TERM "$SRV_PID"; wait "$SRV_PID"; _san_filter nbd_testserver <"$T/srv.err" >&2; } 2>/dev/null; (exit $_nbd_rc); _e2e_cleanup' EXIT
+# ----
+VG=e2e65
+mkimg a 320M
+ulvm pvcreate "$(img a)" >/dev/null
+ulvm vgcreate $VG "$(img a)" >/dev/null
+ulvm lvcreate -n big -L 256M $VG >/dev/null
+ulvm lvcreate -n small -L 16M $VG >/dev/null
+S=$T/nbd.sock
+nbd_serve --unix "$S" --multi-conn "$VG/big" "$VG/small"
+UBIG="nbd+unix:///$VG/big?socket=$S"
+USMALL="nbd+unix:///$VG/small?socket=$S"
+sum() { md5sum <"$1" | cut -c1-32; }
+
+# the client that keeps working: time-based verifying random writes on the small LV
+(cd "$T" && fio --name=keep --ioengine=nbd --uri="$USMALL" --rw=randwrite --bs=4k \
+	--iodepth=8 --size=16M --time_based --runtime=6 --verify=crc32c --do_verify=1 \
+	--output="$T/keep.out") &
+keeper=$!
+
+head -c 256M /dev/urandom >"$T/src"
+# kill_after SECS CMD...: start CMD, kill -9 it after SECS; it must have been running
+kill_after() {
+	local secs=$1 pid rc=0
+	shift
+	"$@" 2>/dev/null &
+	pid=$!
+	sleep "$secs"
+	kill -KILL $pid 2>/dev/null || fail "$1 finished before it could be killed"
+	{ wait $pid; } 2>/dev/null || rc=$?
+	assert_eq 137 "$rc" "killed client's exit status"
+}
+for secs in 0.2 0.5 0.05; do
+	kill_after $secs nbdcopy --connections=1 --requests=64 --request-size=262144 "$T/src" "$UBIG"
+	assert_eq 268435456 "$(nbdinfo --size "$UBIG")" "server answers after a killed writer"
+done
+kill_after 0.3 nbdcopy --connections=2 --requests=64 --request-size=4194304 "$UBIG" "$T/partial"
+assert_eq 268435456 "$(nbdinfo --size "$UBIG")" "server answers after a killed reader"
+
+wait $keeper || { cat "$T/keep.out" >&2; fail "the other client's fio job"; }
+grep -q 'err= 0' "$T/keep.out" || { cat "$T/keep.out" >&2; fail "the other client saw errors"; }
+
+# the killed writer's LV is whole: a full copy in and out
+nbdcopy --flush "$T/src" "$UBIG"
+nbdcopy "$UBIG" "$T/back"
+assert_eq "$(sum "$T/src")" "$(sum "$T/back")" "$VG/big after the kills"
+nbd_stop

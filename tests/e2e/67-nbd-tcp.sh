@@ -1,0 +1,76 @@
+#!/bin/bash
+# NBD over TCP: the listener binds 127.0.0.1 when no host is given (not every interface),
+# nbdinfo and nbdcopy over nbd://127.0.0.1:PORT/VG/LV round-trip data, and qemu-img
+# compares the export with the source over TCP; an IPv6 loopback listener works where the
+# host has one. Unix and TCP listeners serve the same export at once.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_python
+command -v nbdcopy >/dev/null || skip "nbdcopy (libnbd-bin) not installed"
+command -v nbdinfo >/dev/null || skip "nbdinfo (libnbd-bin) not installed"
+
+# ---- the NBD server (nbd_testserver until `ulvm serve` carries these tests) ----
+NBD_SERVER=${NBD_TESTSERVER:-$E2E_DIR/../../build-asan/nbd_testserver}
+[ -x "$NBD_SERVER" ] || skip "nbd_testserver not built: $NBD_SERVER (set NBD_TESTSERVER)"
+SRV_PID=
+# nbd_serve ARGS...: start it with this test's images as devices, wait until it listens
+nbd_serve() {
+	local i
+	"$NBD_SERVER" --devices "$(imgs_csv)" "$@" >"$T/srv.out" 2>"$T/srv.err" &
+	SRV_PID=$!
+	for i in $(seq 200); do
+		grep -q '^ready$' "$T/srv.out" 2>/dev/null && return 0
+		kill -0 "$SRV_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$T/srv.err" >&2
+	fail "nbd_testserver did not start: $*"
+}
+# nbd_stop: SIGTERM; it must exit 0, and its sanitizer reports fail the test
+nbd_stop() {
+	local rc=0
+	[ -n "$SRV_PID" ] || return 0
+	kill -TERM "$SRV_PID" 2>/dev/null || true
+	wait "$SRV_PID" || rc=$?
+	SRV_PID=
+	_san_filter nbd_testserver <"$T/srv.err" >&2
+	[ "$rc" = 0 ] || fail "nbd_testserver exited with status $rc"
+}
+trap '_nbd_rc=$?; [ -z "$SRV_PID" ] || { kill -TERM "$SRV_PID"; wait "$SRV_PID"; _san_filter nbd_testserver <"$T/srv.err" >&2; } 2>/dev/null; (exit $_nbd_rc); _e2e_cleanup' EXIT
+# ----
+VG=e2e67
+mkimg a 64M
+ulvm pvcreate "$(img a)" >/dev/null
+ulvm vgcreate $VG "$(img a)" >/dev/null
+ulvm lvcreate -n lv -L 16M $VG >/dev/null
+S=$T/nbd.sock
+port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+nbd_serve --unix "$S" --tcp ":$port" "$VG/lv"
+
+if command -v ss >/dev/null; then
+	assert_match "127\.0\.0\.1:$port" "$(ss -ltnH "sport = :$port")" "listens on the loopback"
+	assert_nomatch "(\*|0\.0\.0\.0):$port" "$(ss -ltnH "sport = :$port")" "not on every interface"
+fi
+U="nbd://127.0.0.1:$port/$VG/lv"
+assert_eq 16777216 "$(nbdinfo --size "$U")" "size over TCP"
+head -c 16M /dev/urandom >"$T/src"
+nbdcopy --flush "$T/src" "$U"
+nbdcopy "nbd+unix:///$VG/lv?socket=$S" "$T/back.unix"
+nbdcopy "$U" "$T/back.tcp"
+cmp -s "$T/src" "$T/back.tcp" || fail "copy over TCP"
+cmp -s "$T/src" "$T/back.unix" || fail "written over TCP, read over Unix"
+if command -v qemu-img >/dev/null; then
+	assert_eq "Images are identical." "$(qemu-img compare -f raw -F raw "$T/src" "$U")" "qemu-img over TCP"
+fi
+nbd_stop
+
+# IPv6 loopback, where there is one
+if "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+	port=$("$PYTHON" -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
+	nbd_serve --tcp "[::1]:$port" "$VG/lv"
+	nbdcopy "nbd://[::1]:$port/$VG/lv" "$T/back6"
+	cmp -s "$T/src" "$T/back6" || fail "copy over IPv6"
+	nbd_stop
+else
+	note "no IPv6 loopback: that part skipped"
+fi
