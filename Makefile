@@ -45,6 +45,8 @@ kernel: $(ASAN_BUILD)/build.ninja
 bench: all
 	bench/metadata.sh --ulvm $(BUILD)/ulvm
 	$(BUILD)/ulvm bench io
+	bench/nbd.sh --ulvm $(BUILD)/ulvm
+	bench/fuse.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
