@@ -46,7 +46,7 @@ bench: all
 	bench/metadata.sh --ulvm $(BUILD)/ulvm
 	$(BUILD)/ulvm bench io
 	bench/nbd.sh --ulvm $(BUILD)/ulvm
-	bench/fuse.sh
+	bench/fuse.sh --ulvm $(BUILD)/ulvm
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
