@@ -160,10 +160,12 @@ static int make_vg(struct cli *c, const char *dir, uint64_t size, char paths[3][
 	struct ulvm_lv_params lin = {.name = "lin"}, str = {.name = "str", .stripes = 2};
 	int r;
 
-	snprintf(vgname, 64, "ulvmbench%d", (int)getpid());
+	static unsigned serial; /* one VG per directory benchmarked */
+
+	snprintf(vgname, 64, "ulvmbench%d_%u", (int)getpid(), serial++);
 	for (int i = 0; i < 3; i++) {
 		FILE *f;
-		snprintf(paths[i], 4096, "%s/ulvm-bench-%d-pv%d.img", dir, (int)getpid(), i);
+		snprintf(paths[i], 4096, "%s/%s-pv%d.img", dir, vgname, i);
 		if (!(f = fopen(paths[i], "we")) || ftruncate(fileno(f), (off_t)size) < 0) {
 			if (f)
 				fclose(f);
