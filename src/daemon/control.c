@@ -23,6 +23,7 @@ struct ulvmd {
 	struct ev_loop *loop;
 	struct nbd_server *nbd;
 	int listen_fd;
+	struct control_conn *conns;
 	char control_path[4096];
 	char nbd_path[4096];
 	volatile sig_atomic_t *stop;
@@ -30,6 +31,7 @@ struct ulvmd {
 
 struct control_conn {
 	struct ulvmd *d;
+	struct control_conn *next; /* the daemon's open control connections */
 	int fd;
 	struct strbuf in;
 	struct strbuf out;
@@ -232,6 +234,11 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 
 static void conn_close(struct control_conn *c)
 {
+	for (struct control_conn **p = &c->d->conns; *p; p = &(*p)->next)
+		if (*p == c) {
+			*p = c->next;
+			break;
+		}
 	ev_del(c->d->loop, c->fd);
 	close(c->fd);
 	sb_free(&c->in);
@@ -347,7 +354,10 @@ static void on_accept(void *arg, uint32_t events)
 		if (ev_add(d->loop, fd, EPOLLIN, conn_event, c)) {
 			close(fd);
 			free(c);
+			continue;
 		}
+		c->next = d->conns;
+		d->conns = c;
 	}
 }
 
@@ -480,6 +490,15 @@ out:
 		}
 	}
 	ulvm_active_set_hooks(NULL);
+	/* Control connections still open (the one that asked for the shutdown among them): their
+	 * answers go out, then they close. */
+	while (d.conns) {
+		struct control_conn *c = d.conns;
+		if (c->out.len > c->out_done)
+			(void)!send(c->fd, c->out.buf + c->out_done, c->out.len - c->out_done,
+			            MSG_NOSIGNAL | MSG_DONTWAIT);
+		conn_close(c);
+	}
 	if (d.listen_fd >= 0) {
 		ev_del(d.loop, d.listen_fd);
 		close(d.listen_fd);
