@@ -28,6 +28,7 @@ struct ev_loop {
 	int epfd;
 	int io_fd; /* the engine's eventfd, or -1 */
 	struct watch *watches;
+	struct watch *dead; /* deleted this turn: freed once its events are past */
 	struct after *afters;
 	size_t nafters;
 };
@@ -55,6 +56,15 @@ int ev_loop_new(struct ulvm_ctx *ctx, struct ev_loop **out)
 	return 0;
 }
 
+static void free_dead(struct ev_loop *l)
+{
+	while (l->dead) {
+		struct watch *w = l->dead;
+		l->dead = w->next;
+		free(w);
+	}
+}
+
 void ev_loop_free(struct ev_loop *l)
 {
 	if (!l)
@@ -64,6 +74,7 @@ void ev_loop_free(struct ev_loop *l)
 		l->watches = w->next;
 		free(w);
 	}
+	free_dead(l);
 	free(l->afters);
 	close(l->epfd);
 	free(l);
@@ -116,10 +127,11 @@ void ev_del(struct ev_loop *l, int fd)
 		struct watch *w = *p;
 		epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL);
 		*p = w->next;
-		/* A callback of this very turn may still name it: mark, free at the end. */
+		/* Events of this very turn may still name it: mark it dead and free it at the end
+		 * of the turn, so its memory cannot come back as a new watch meanwhile. */
 		w->fn = NULL;
-		w->next = NULL;
-		free(w);
+		w->next = l->dead;
+		l->dead = w;
 		return;
 	}
 }
@@ -175,17 +187,15 @@ int ev_run(struct ev_loop *l, volatile sig_atomic_t *stop)
 					break;
 				continue;
 			}
-			/* A callback may delete later watches of this batch: check they still
-			 * exist. */
-			bool alive = false;
-			for (struct watch *x = l->watches; x && !alive; x = x->next)
-				alive = x == w;
-			if (alive && w->fn)
+			/* A callback may have deleted later watches of this batch (they are
+			 * dead, not freed, until the turn ends). */
+			if (w->fn)
 				w->fn(w->arg, evs[i].events);
 		}
 		if (ulvm_ctx_poll(l->ctx, 0) < 0)
 			ulvm_warn("%s", ulvm_last_error());
 		run_afters(l);
+		free_dead(l);
 	}
 	return 0;
 }

@@ -70,11 +70,11 @@ kill_after() {
 	{ wait $pid; } 2>/dev/null || rc=$?
 	assert_eq 137 "$rc" "killed client's exit status"
 }
-for secs in 0.2 0.5 0.05; do
+for secs in 0.15 0.25 0.05; do
 	kill_after $secs nbdcopy --connections=1 --requests=64 --request-size=262144 "$T/src" "$UBIG"
 	assert_eq 268435456 "$(nbdinfo --size "$UBIG")" "server answers after a killed writer"
 done
-kill_after 0.3 nbdcopy --connections=2 --requests=64 --request-size=4194304 "$UBIG" "$T/partial"
+kill_after 0.15 nbdcopy --connections=2 --requests=64 --request-size=4194304 "$UBIG" "$T/partial"
 assert_eq 268435456 "$(nbdinfo --size "$UBIG")" "server answers after a killed reader"
 
 wait $keeper || { cat "$T/keep.out" >&2; fail "the other client's fio job"; }
