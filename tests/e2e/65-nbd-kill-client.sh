@@ -11,35 +11,7 @@ command -v nbdinfo >/dev/null || skip "nbdinfo (libnbd-bin) not installed"
 command -v fio >/dev/null || skip "fio not installed"
 fio --enghelp 2>/dev/null | grep -qx '[[:space:]]*nbd' || skip "fio has no nbd engine"
 
-# ---- the NBD server (nbd_testserver until `ulvm serve` carries these tests) ----
-NBD_SERVER=${NBD_TESTSERVER:-$E2E_DIR/../../build-asan/nbd_testserver}
-[ -x "$NBD_SERVER" ] || skip "nbd_testserver not built: $NBD_SERVER (set NBD_TESTSERVER)"
-SRV_PID=
-# nbd_serve ARGS...: start it with this test's images as devices, wait until it listens
-nbd_serve() {
-	local i
-	"$NBD_SERVER" --devices "$(imgs_csv)" "$@" >"$T/srv.out" 2>"$T/srv.err" &
-	SRV_PID=$!
-	for i in $(seq 200); do
-		grep -q '^ready$' "$T/srv.out" 2>/dev/null && return 0
-		kill -0 "$SRV_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$T/srv.err" >&2
-	fail "nbd_testserver did not start: $*"
-}
-# nbd_stop: SIGTERM; it must exit 0, and its sanitizer reports fail the test
-nbd_stop() {
-	local rc=0
-	[ -n "$SRV_PID" ] || return 0
-	kill -TERM "$SRV_PID" 2>/dev/null || true
-	wait "$SRV_PID" || rc=$?
-	SRV_PID=
-	_san_filter nbd_testserver <"$T/srv.err" >&2
-	[ "$rc" = 0 ] || fail "nbd_testserver exited with status $rc"
-}
-trap '_nbd_rc=$?; [ -z "$SRV_PID" ] || { kill -TERM "$SRV_PID"; wait "$SRV_PID"; _san_filter nbd_testserver <"$T/srv.err" >&2; } 2>/dev/null; (exit $_nbd_rc); _e2e_cleanup' EXIT
-# ----
+. "$E2E_DIR/nbd_lib.sh"
 VG=e2e65
 mkimg a 320M
 ulvm pvcreate "$(img a)" >/dev/null

@@ -13,53 +13,7 @@ need_root
 need_python
 export ULVM_RUN_DIR=$T/run
 
-# ---- FUSE helpers (the same in every 7x-fuse test)
-case $("$ULVM" mount 2>&1 || true) in
-*"without FUSE"*) skip "ulvm built without FUSE" ;;
-*"No such command"*) skip "this ulvm has no mount command" ;;
-esac
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-command -v fusermount3 >/dev/null || skip "fusermount3 not installed"
-MOUNT_PID=
-FUSE_MNTS=()  # FUSE mounts of this test
-FUSE_LOOPS=() # loop devices over files in them
-EXT_MNTS=()   # file systems mounted from those
-# fuse_mount DIR [ARGS...]: `ulvm mount -f` in the background of this shell, until mounted
-fuse_mount() {
-	local dir=$1 i
-	shift
-	mkdir -p "$dir"
-	"$ULVM" mount --devices "$(imgs_csv)" -f "$dir" "$@" 2>"$T/mount.err" &
-	MOUNT_PID=$!
-	FUSE_MNTS+=("$dir")
-	for i in $(seq 200); do
-		mountpoint -q "$dir" && return 0
-		kill -0 "$MOUNT_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	_san_filter "ulvm mount" <"$T/mount.err" >&2
-	fail "ulvm mount $dir $* did not come up"
-}
-# fuse_umount DIR: unmount; the server must exit with status 0
-fuse_umount() {
-	local rc=0
-	fusermount3 -u "$1" || fail "fusermount3 -u $1"
-	wait "$MOUNT_PID" || rc=$?
-	MOUNT_PID=
-	_san_filter "ulvm mount" <"$T/mount.err" >&2
-	assert_eq 0 "$rc" "exit status of ulvm mount after unmounting $1"
-}
-_fuse_cleanup() {
-	local m l
-	set +e
-	for m in "${EXT_MNTS[@]}"; do mountpoint -q "$m" && umount "$m"; done
-	for l in "${FUSE_LOOPS[@]}"; do losetup -d "$l" 2>/dev/null; done
-	for m in "${FUSE_MNTS[@]}"; do
-		mountpoint -q "$m" && { fusermount3 -u "$m" || umount -l "$m"; }
-	done
-	[ -z "$MOUNT_PID" ] || { kill "$MOUNT_PID" 2>/dev/null; wait "$MOUNT_PID"; }
-}
-trap 'rc=$?; _fuse_cleanup; (exit $rc); _e2e_cleanup' EXIT
+. "$E2E_DIR/fuse_lib.sh"
 # ----
 
 VG=vg-70

@@ -1137,8 +1137,8 @@ static void test_table_text(void **state)
 	/* The same file twice is opened once. */
 	assert_int_equal(count_fds(), fds + 2);
 	snprintf(want, sizeof(want),
-	         "0 64 linear %s 0\n64 64 striped 2 8 %s 8 %s 16\n128 8 zero \n136 8 error \n", a, a,
-	         b);
+	         "0 64 linear %s 0\n64 64 striped 2 8 %s 8 %s 16\n128 8 zero \n136 8 error \n", a,
+	         a, b);
 	assert_text(md, DM_STATUS_TABLE, want);
 	snprintf(want, sizeof(want),
 	         "0 64 linear \n64 64 striped 2 %s %s 1 AA\n128 8 zero \n136 8 error \n", a, b);
