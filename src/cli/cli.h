@@ -56,6 +56,9 @@ void cli_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Split "VG/LV" (or "/dev/VG/LV"). */
 int cli_split_lv(const char *arg, char *vg, size_t vglen, char *lv, size_t lvlen);
 const char *cli_description(struct cli *c);
+/* The VG names, copied: opening a VG rescans and replaces the library's list. */
+int cli_vg_names(struct cli *c, char ***names, size_t *n);
+void cli_free_names(char **names, size_t n);
 
 /* report.c */
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG };

@@ -497,7 +497,6 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
-	const char *const *names;
 	char **copy;
 	size_t n;
 	int opt, r;
@@ -510,12 +509,8 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+	if ((r = cli_vg_names(c, &copy, &n)))
 		return cli_fail(r);
-	if (!(copy = calloc(n + 1, sizeof(*copy))))
-		return cli_fail(-ENOMEM);
-	for (size_t i = 0; i < n; i++)
-		copy[i] = strdup(names[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct ulvm_vg *vg;
 		if (ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))
@@ -560,9 +555,7 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 		}
 		ulvm_vg_close(vg);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(copy[i]);
-	free(copy);
+	cli_free_names(copy, n);
 	return ECMD_PROCESSED;
 }
 

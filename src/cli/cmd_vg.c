@@ -266,7 +266,6 @@ int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
-	const char *const *names;
 	char **copy;
 	size_t n;
 	int opt, r, rc = ECMD_PROCESSED;
@@ -279,12 +278,8 @@ int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+	if ((r = cli_vg_names(c, &copy, &n)))
 		return cli_fail(r);
-	if (!(copy = calloc(n + 1, sizeof(*copy))))
-		return cli_fail(-ENOMEM);
-	for (size_t i = 0; i < n; i++)
-		copy[i] = strdup(names[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct ulvm_vg *vg;
 		char u[UUID_STR_LEN + 1], b[64];
@@ -334,9 +329,7 @@ int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 		printf("  VG UUID               %s\n   \n", u);
 		ulvm_vg_close(vg);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(copy[i]);
-	free(copy);
+	cli_free_names(copy, n);
 	return rc;
 }
 
@@ -344,7 +337,6 @@ int cmd_vgck(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"updatemetadata", no_argument, NULL, 6000}, {0}};
-	const char *const *names;
 	char **copy;
 	size_t n;
 	bool update = false;
@@ -358,21 +350,17 @@ int cmd_vgck(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+	if ((r = cli_vg_names(c, &copy, &n)))
 		return cli_fail(r);
 	for (int a = optind; a < argc; a++) {
 		bool found = false;
 		for (size_t i = 0; i < n; i++)
-			found |= !strcmp(names[i], argv[a]);
+			found |= !strcmp(copy[i], argv[a]);
 		if (!found) {
 			fprintf(stderr, "  Volume group \"%s\" not found\n", argv[a]);
 			rc = ECMD_FAILED;
 		}
 	}
-	if (!(copy = calloc(n + 1, sizeof(*copy))))
-		return cli_fail(-ENOMEM);
-	for (size_t i = 0; i < n; i++)
-		copy[i] = strdup(names[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct ulvm_vg *vg;
 		bool sel = optind >= argc;
@@ -402,9 +390,7 @@ int cmd_vgck(struct cli *c, int argc, char **argv)
 		}
 		ulvm_vg_close(vg);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(copy[i]);
-	free(copy);
+	cli_free_names(copy, n);
 	return rc;
 }
 
@@ -413,7 +399,6 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"file", required_argument, NULL, 'F'}, {0}};
 	const char *file = NULL;
-	const char *const *names;
 	char **copy;
 	size_t n;
 	int opt, r, rc = ECMD_PROCESSED;
@@ -427,12 +412,8 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, &n)))
+	if ((r = cli_vg_names(c, &copy, &n)))
 		return cli_fail(r);
-	if (!(copy = calloc(n + 1, sizeof(*copy))))
-		return cli_fail(-ENOMEM);
-	for (size_t i = 0; i < n; i++)
-		copy[i] = strdup(names[i]);
 	for (size_t i = 0; i < n; i++) {
 		struct ulvm_vg *vg;
 		char path[4096], *text = NULL;
@@ -471,9 +452,7 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 		}
 		free(text);
 	}
-	for (size_t i = 0; i < n; i++)
-		free(copy[i]);
-	free(copy);
+	cli_free_names(copy, n);
 	return rc;
 }
 

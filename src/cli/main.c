@@ -150,6 +150,33 @@ int cli_split_lv(const char *arg, char *vg, size_t vglen, char *lv, size_t lvlen
 	return 0;
 }
 
+int cli_vg_names(struct cli *c, char ***out, size_t *n)
+{
+	const char *const *names;
+	char **copy;
+	int r;
+
+	*out = NULL;
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_names(c->ctx, &names, n)))
+		return r;
+	if (!(copy = calloc(*n + 1, sizeof(*copy))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < *n; i++)
+		if (!(copy[i] = strdup(names[i]))) {
+			cli_free_names(copy, i);
+			return ulvm_error(-ENOMEM, "out of memory");
+		}
+	*out = copy;
+	return 0;
+}
+
+void cli_free_names(char **names, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
 const char *cli_description(struct cli *c)
 {
 	return c->cmdline;
