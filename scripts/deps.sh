@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install what ulvm needs from Debian's packages (run as root).
 #   scripts/deps.sh          build dependencies, and LVM2 for the tour's comparison
-#   scripts/deps.sh --test   also what the tests use: cmocka, clang (libFuzzer), LVM2, and the
-#                            kernel-dm oracle's appliance when that tool is present
+#   scripts/deps.sh --test   also what the tests use: cmocka, clang (the clang release build and
+#                            libFuzzer), the oracles (LVM2, thin-provisioning-tools, libnbd,
+#                            qemu, fio, e2fsprogs, xfsprogs, gdisk), and the kernel-dm oracle's
+#                            appliance when that tool is present
 set -euo pipefail
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
 pkgs="build-essential meson ninja-build pkg-config liburing-dev libfuse3-dev fuse3 lvm2 util-linux python3"
 [ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs libnbd-bin nbdkit qemu-utils fio"
+[ $want_test = 1 ] && pkgs="$pkgs thin-provisioning-tools libblkid-dev xfsprogs gdisk iproute2 coreutils"
 
 missing=""
 for p in $pkgs; do
@@ -25,7 +28,8 @@ if [ -n "$missing" ]; then
 	apt-get install -y -q --no-install-recommends $missing
 fi
 
-# The real-kernel oracle (shared/tools/kernel-dm) is optional: tests skip, and say so, without it.
+# The real-kernel oracle (the kernel-dm tool, not part of this repository; KDM_TOOL_DIR) is
+# optional: the kernel tests skip, and say so, without it.
 kdm=${KDM_TOOL_DIR:-}
 for d in "$(cd "$(dirname "$0")/../.." && pwd)/shared/tools/kernel-dm" /work/shared/tools/kernel-dm; do
 	[ -z "$kdm" ] && [ -x "$d/setup.sh" ] && kdm=$d
