@@ -14,13 +14,13 @@
 #include "../export/nbd.h"
 #include "../util/util.h"
 #include "control.h"
-#include "loop.h"
+#include "../evloop/evloop.h"
 
 #define MAX_REQUEST (16u << 20)
 
 struct ulvmd {
 	struct ulvm_ctx *ctx;
-	struct ev_loop *loop;
+	struct evloop *loop;
 	struct nbd_server *nbd;
 	int listen_fd;
 	struct control_conn *conns;
@@ -239,7 +239,7 @@ static void conn_close(struct control_conn *c)
 			*p = c->next;
 			break;
 		}
-	ev_del(c->d->loop, c->fd);
+	evloop_del(c->d->loop, c->fd);
 	close(c->fd);
 	sb_free(&c->in);
 	sb_free(&c->out);
@@ -316,7 +316,7 @@ static void conn_event(void *arg, uint32_t events)
 			return;
 		}
 		if (c->out.len)
-			ev_mod(c->d->loop, c->fd, EPOLLOUT);
+			evloop_mod(c->d->loop, c->fd, EPOLLOUT);
 	}
 	if (c->out.len && (events & EPOLLOUT)) {
 		while (c->out_done < c->out.len) {
@@ -351,7 +351,7 @@ static void on_accept(void *arg, uint32_t events)
 		c->fd = fd;
 		sb_init(&c->in);
 		sb_init(&c->out);
-		if (ev_add(d->loop, fd, EPOLLIN, conn_event, c)) {
+		if (evloop_add(d->loop, fd, EPOLLIN, conn_event, c)) {
 			close(fd);
 			free(c);
 			continue;
@@ -436,13 +436,13 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 		snprintf(d.control_path, sizeof(d.control_path), "%s", o->control_path);
 	else if ((r = ulvm_control_socket_path(d.control_path, sizeof(d.control_path))))
 		return r;
-	if ((r = ev_loop_new(ctx, &d.loop)))
+	if ((r = evloop_new(ctx, &d.loop)))
 		return r;
 	if ((r = listen_unix(d.control_path, &d.listen_fd)))
 		goto out;
 	ulvm_active_set_hooks(&hooks);
 	restore_active(&d);
-	if ((r = ev_add(d.loop, d.listen_fd, EPOLLIN, on_accept, &d)))
+	if ((r = evloop_add(d.loop, d.listen_fd, EPOLLIN, on_accept, &d)))
 		goto out;
 	if (!(o && o->no_nbd)) {
 		if ((r = nbd_server_new(d.loop, &nopts, &d.nbd)))
@@ -471,7 +471,7 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 	}
 	if (ready)
 		ready(arg);
-	r = ev_run(d.loop, &stop_flag);
+	r = evloop_run(d.loop, &stop_flag);
 out:
 	/* Clean shutdown: clients first (their I/O completes), then flush every device. */
 	nbd_server_free(d.nbd);
@@ -500,12 +500,12 @@ out:
 		conn_close(c);
 	}
 	if (d.listen_fd >= 0) {
-		ev_del(d.loop, d.listen_fd);
+		evloop_del(d.loop, d.listen_fd);
 		close(d.listen_fd);
 		unlink(d.control_path);
 	}
 	if (d.nbd_path[0])
 		unlink(d.nbd_path);
-	ev_loop_free(d.loop);
+	evloop_free(d.loop);
 	return r;
 }

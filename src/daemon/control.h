@@ -8,7 +8,7 @@
  *
  * Each request is "VERB NAME LEN\n" and LEN bytes of payload; each answer "OK LEN\n" or
  * "ERR -ERRNO LEN\n" and LEN bytes. The ulvm commands use it through ulvm_control_call()
- * (lvm/active.c) whenever the socket answers. Uses the public API, daemon/loop, export/nbd.
+ * (lvm/active.c) whenever the socket answers. Uses the public API, evloop, export/nbd.
  */
 #ifndef ULVM_DAEMON_CONTROL_H
 #define ULVM_DAEMON_CONTROL_H

@@ -207,7 +207,7 @@ static void conn_set_events(struct nbd_conn *c, bool want_out)
 		want |= EPOLLIN;
 	if (want_out)
 		want |= EPOLLOUT;
-	if (want != c->ev && ev_mod(c->s->loop, c->fd, want) == 0)
+	if (want != c->ev && evloop_mod(c->s->loop, c->fd, want) == 0)
 		c->ev = want;
 }
 
@@ -217,7 +217,7 @@ static void conn_kill(struct nbd_conn *c)
 {
 	if (c->dead)
 		return;
-	ev_del(c->s->loop, c->fd);
+	evloop_del(c->s->loop, c->fd);
 	close(c->fd);
 	c->fd = -1;
 	c->dead = true;
@@ -516,7 +516,7 @@ int nbd_server_add_conn(struct nbd_server *s, int fd)
 	c->fd = fd;
 	c->st = NS_CLIENT_FLAGS;
 	c->rq_tail = &c->rq_head;
-	if ((r = nbd_greeting(c)) || (r = ev_add(s->loop, fd, EPOLLIN, conn_event, c))) {
+	if ((r = nbd_greeting(c)) || (r = evloop_add(s->loop, fd, EPOLLIN, conn_event, c))) {
 		if (c->dirty)
 			s->dirty =
 			    c->dirty_next; /* nbd_greeting marked it: it is the list's head */
@@ -578,7 +578,7 @@ static int add_listener(struct nbd_server *s, int fd, bool tcp, const char *path
 		l->st_dev = st.st_dev;
 		l->st_ino = st.st_ino;
 	}
-	if ((r = ev_add(s->loop, fd, EPOLLIN, on_accept, l))) {
+	if ((r = evloop_add(s->loop, fd, EPOLLIN, on_accept, l))) {
 		free(l->path);
 		free(l);
 		return r;
@@ -720,7 +720,7 @@ int nbd_server_listen_tcp(struct nbd_server *s, const char *host, const char *po
 
 /* ---- the server ------------------------------------------------------------------------ */
 
-int nbd_server_new(struct ev_loop *loop, const struct nbd_server_opts *o, struct nbd_server **out)
+int nbd_server_new(struct evloop *loop, const struct nbd_server_opts *o, struct nbd_server **out)
 {
 	struct nbd_server *s;
 	int r;
@@ -735,7 +735,7 @@ int nbd_server_new(struct ev_loop *loop, const struct nbd_server_opts *o, struct
 	if (!s->o.max_inflight)
 		s->o.max_inflight = NBD_DEFAULT_SLOTS;
 	s->o.max_inflight = MIN(s->o.max_inflight, NBD_MAX_SLOTS);
-	if ((r = ev_after_add(loop, server_after, s))) {
+	if ((r = evloop_after_add(loop, server_after, s))) {
 		free(s);
 		return r;
 	}
@@ -784,7 +784,7 @@ void nbd_server_free(struct nbd_server *s)
 		struct stat st;
 
 		s->listeners = l->next;
-		ev_del(s->loop, l->fd);
+		evloop_del(s->loop, l->fd);
 		close(l->fd);
 		if (l->path && stat(l->path, &st) == 0 && (uint64_t)st.st_ino == l->st_ino &&
 		    (uint64_t)st.st_dev == l->st_dev)
@@ -800,7 +800,7 @@ void nbd_server_free(struct nbd_server *s)
 			break;
 		conn_free(s->conns);
 	}
-	ev_after_del(s->loop, server_after, s);
+	evloop_after_del(s->loop, server_after, s);
 	pool_drain(&s->pool);
 	if (!s->conns)
 		free(s);

@@ -7,7 +7,7 @@
  * read is one data chunk); block sizes 512 / 4096 / 32 MiB advertised and enforced. Many
  * requests in flight per connection, replies in completion order. Serves ulvm_devs
  * (include/ulvm.h) looked up by export name ("VG/LV" or a mapped device name) through the
- * caller's lookup callback. Uses the public API and daemon/loop.
+ * caller's lookup callback. Uses the public API and evloop.
  *
  * A connection is a nonblocking socket registered with the event loop; its replies are sent
  * at the end of every loop turn. A client that disconnects mid-request, sends garbage or
@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../daemon/loop.h"
+#include "../evloop/evloop.h"
 #include "ulvm.h"
 
 struct nbd_server;
@@ -51,7 +51,7 @@ struct nbd_server_opts {
 	unsigned max_inflight; /* requests in flight per connection; 0: 64 */
 };
 
-int nbd_server_new(struct ev_loop *loop, const struct nbd_server_opts *o, struct nbd_server **out);
+int nbd_server_new(struct evloop *loop, const struct nbd_server_opts *o, struct nbd_server **out);
 /* Closes every connection (waiting for their I/O) and the listeners. */
 void nbd_server_free(struct nbd_server *s);
 

@@ -126,7 +126,7 @@ struct nbd_listener {
 };
 
 struct nbd_server {
-	struct ev_loop *loop;
+	struct evloop *loop;
 	struct nbd_server_opts o;
 	struct nbd_listener *listeners;
 	struct nbd_conn *conns;

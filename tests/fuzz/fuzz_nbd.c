@@ -21,7 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/loop.h"
+#include "evloop/evloop.h"
 #include "export/nbd.h"
 #include "util/util.h"
 
@@ -29,7 +29,7 @@
 #define MAX_TURNS 200000
 
 static struct ulvm_ctx *ctx;
-static struct ev_loop *loop;
+static struct evloop *loop;
 static struct nbd_server *srv;
 static struct ulvm_dev *disk, *zero, *err;
 static char dir[] = "/dev/shm/ulvm-fuzz-nbd-XXXXXX";
@@ -115,7 +115,7 @@ static void hook(void *arg, uint32_t events)
 static void cleanup(void)
 {
 	nbd_server_free(srv);
-	ev_loop_free(loop);
+	evloop_free(loop);
 	ulvm_dev_close(err);
 	ulvm_dev_close(zero);
 	ulvm_dev_close(disk);
@@ -146,8 +146,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	    ulvm_dev_open_table(ctx, "zero", "0 2048 zero", &zero) ||
 	    ulvm_dev_open_table(ctx, "err", "0 2048 error", &err))
 		die("cannot set up the exports");
-	if (ev_loop_new(ctx, &loop) || nbd_server_new(loop, &no, &srv) ||
-	    ev_after_add(loop, hook, NULL))
+	if (evloop_new(ctx, &loop) || nbd_server_new(loop, &no, &srv) ||
+	    evloop_after_add(loop, hook, NULL))
 		die("cannot set up the server");
 	atexit(cleanup);
 	return 0;
@@ -172,8 +172,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	turns = 0;
 	stop = 0;
 	pump();
-	if (ev_run(loop, &stop))
-		die("ev_run failed");
+	if (evloop_run(loop, &stop))
+		die("evloop_run failed");
 	close(client);
 	client = -1;
 	return 0;

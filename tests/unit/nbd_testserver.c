@@ -1,6 +1,6 @@
 /*
  * nbd_testserver: export raw tables, backing files or LVs over NBD with export/nbd and
- * daemon/loop, until SIGTERM or SIGINT. For the NBD e2e tests and benchmarks (`ulvm serve`
+ * evloop, until SIGTERM or SIGINT. For the NBD e2e tests and benchmarks (`ulvm serve`
  * exports the daemon's active devices; this one takes its exports on the command line).
  *
  *   nbd_testserver [--devices LIST] [--unix PATH] [--tcp HOST:PORT] [--mode OCTAL]
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/loop.h"
+#include "evloop/evloop.h"
 #include "export/nbd.h"
 #include "ulvm.h"
 
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 	const char *unix_path = NULL, *tcp = NULL;
 	unsigned mode = 0600;
 	struct ulvm_ctx *ctx = NULL;
-	struct ev_loop *loop = NULL;
+	struct evloop *loop = NULL;
 	struct nbd_server *s = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
 	int opt, r = 1;
@@ -158,7 +158,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nexports; i++)
 		if (open_export(ctx, argv[optind + i], &exports[i]))
 			goto out;
-	if (ev_loop_new(ctx, &loop) || nbd_server_new(loop, &no, &s))
+	if (evloop_new(ctx, &loop) || nbd_server_new(loop, &no, &s))
 		goto out;
 	if (unix_path && nbd_server_listen_unix(s, unix_path, mode))
 		goto out;
@@ -172,12 +172,12 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	fflush(stdout);
-	r = ev_run(loop, &stop) ? 1 : 0;
+	r = evloop_run(loop, &stop) ? 1 : 0;
 out:
 	if (r && ulvm_last_error())
 		fprintf(stderr, "nbd_testserver: %s\n", ulvm_last_error());
 	nbd_server_free(s);
-	ev_loop_free(loop);
+	evloop_free(loop);
 	for (int i = 0; exports && i < nexports; i++) {
 		if (exports[i].dev)
 			ulvm_dev_close(exports[i].dev);

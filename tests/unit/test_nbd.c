@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/loop.h"
+#include "evloop/evloop.h"
 #include "export/nbd.h"
 #include "export/nbd_int.h"
 #include "export/nbd_proto.h"
@@ -49,7 +49,7 @@ enum wait_kind { W_BYTES, W_EOF, W_CONNS };
 struct env {
 	char dir[128], file[160];
 	struct ulvm_ctx *ctx;
-	struct ev_loop *loop;
+	struct evloop *loop;
 	struct nbd_server *s;
 	struct ulvm_dev *disk, *zero;
 	struct nbd_server_opts o;
@@ -164,7 +164,7 @@ static void run(enum wait_kind k, struct client *c, size_t n)
 	if (k != W_BYTES || n) /* n == 0: at least one turn */
 		if (waited_for(E))
 			return;
-	assert_int_equal(ev_run(E->loop, &E->stop), 0);
+	assert_int_equal(evloop_run(E->loop, &E->stop), 0);
 	assert_false(E->timed_out);
 }
 
@@ -174,8 +174,8 @@ static void server_start(unsigned max_inflight)
 	                                .max_inflight = max_inflight};
 	assert_int_equal(nbd_server_new(E->loop, &E->o, &E->s), 0);
 	/* The client's hook after the server's, so that it sees this turn's replies. */
-	ev_after_del(E->loop, hook, E);
-	assert_int_equal(ev_after_add(E->loop, hook, E), 0);
+	evloop_after_del(E->loop, hook, E);
+	assert_int_equal(evloop_after_add(E->loop, hook, E), 0);
 }
 
 static int setup(void **state)
@@ -197,7 +197,7 @@ static int setup(void **state)
 	snprintf(table, sizeof(table), "0 %u linear %s 0", DISK_SIZE / 512, E->file);
 	assert_int_equal(ulvm_dev_open_table(E->ctx, "disk", table, &E->disk), 0);
 	assert_int_equal(ulvm_dev_open_table(E->ctx, "zero", "0 2048 zero", &E->zero), 0);
-	assert_int_equal(ev_loop_new(E->ctx, &E->loop), 0);
+	assert_int_equal(evloop_new(E->ctx, &E->loop), 0);
 	server_start(0);
 	*state = E;
 	return 0;
@@ -219,7 +219,7 @@ static int teardown(void **state)
 		if (E->cl[i])
 			client_free(E->cl[i]);
 	nbd_server_free(E->s);
-	ev_loop_free(E->loop);
+	evloop_free(E->loop);
 	ulvm_dev_close(E->zero);
 	ulvm_dev_close(E->disk);
 	ulvm_ctx_free(E->ctx);
