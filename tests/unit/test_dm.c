@@ -261,8 +261,8 @@ static void check_lowers(const struct ref_target *t, unsigned nt, uint64_t secto
 	uint8_t sec[SECTOR_SIZE];
 
 	for (uint64_t s = 0; s < sectors; s++) {
-		const char *path;
-		uint64_t off;
+		const char *path = NULL;
+		uint64_t off = 0;
 
 		ref_map(t, nt, s, &path, &off);
 		read_file(path, sec, SECTOR_SIZE, off);
