@@ -118,8 +118,10 @@ struct ulvm_ctx_opts {
 	 * falls back to the devices file, then $ULVM_DEVICES, then $ULVM_DEVICESFILE. */
 	const char *devices;
 	const char *devicesfile; /* one path per line, or LVM2 devices-file lines (DEVNAME=) */
-	const char *lock_dir;    /* NULL: $ULVM_LOCK_DIR, /run/lock/ulvm, or /tmp/ulvm-<uid> */
-	bool readonly;           /* open devices read-only; no locks for writing */
+	/* NULL: $ULVM_LOCK_DIR, else LVM2's locking_dir (lvm.conf; /run/lock/lvm), else
+	 * /run/lock/ulvm or /tmp/ulvm-<uid> */
+	const char *lock_dir;
+	bool readonly; /* open devices read-only; no locks for writing */
 	bool no_locking;
 	bool ignore_lock_failure;
 	/* Do not log damaged labels or metadata areas found by scans (the caller reports the
@@ -173,6 +175,11 @@ int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force);
 /* ---- VGs -------------------------------------------------------------------------------- */
 
 enum ulvm_lock_mode { ULVM_LOCK_READ, ULVM_LOCK_WRITE };
+/* LVM2's global lock (P_global), taken before any VG lock by what changes the set of VGs or
+ * orphan PVs (exclusive: vgextend, vgreduce, vgremove, vgrename, ...) or lists every VG
+ * (shared). pvcreate, pvremove, vgcreate and vgcfgrestore take it themselves. */
+int ulvm_lock_global(struct ulvm_ctx *ctx, enum ulvm_lock_mode mode);
+void ulvm_unlock_global(struct ulvm_ctx *ctx);
 
 struct ulvm_vgcreate_opts {
 	uint32_t extent_size; /* sectors; 0: 8192 (4 MiB) */

@@ -92,9 +92,13 @@ static int open_vg(struct cli *c, const char *name, enum ulvm_lock_mode mode, st
 {
 	int r;
 
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, name, mode, vg)))
+	if ((r = cli_open_ctx(c)))
 		return r;
-	return 0;
+	/* vgextend, vgreduce, vgremove, vgrename change the set of VGs or orphans: LVM2 takes
+	 * its global lock first (held until the command ends). */
+	if (mode == ULVM_LOCK_WRITE && (r = ulvm_lock_global(c->ctx, ULVM_LOCK_WRITE)))
+		return r;
+	return ulvm_vg_open(c->ctx, name, mode, vg);
 }
 
 int cmd_vgextend(struct cli *c, int argc, char **argv)

@@ -101,7 +101,8 @@ void ctx_free_dm(struct ulvm_ctx *ctx);
 /* lock.c */
 int lock_vg(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode);
 void unlock_vg(struct ulvm_ctx *ctx, const char *name);
-#define ORPHAN_LOCK "#orphans"
+#define ORPHAN_LOCK "#orphans" /* LVM2's P_orphans */
+#define GLOBAL_LOCK "#global"  /* LVM2's P_global */
 
 /* model.c */
 struct vg_priv {

@@ -61,7 +61,8 @@ static int plan_layout(const char *path, uint64_t size, const struct ulvm_pvcrea
 	return 0;
 }
 
-int ulvm_pvcreate(struct ulvm_ctx *ctx, const char *path, const struct ulvm_pvcreate_opts *o)
+static int pvcreate_locked(struct ulvm_ctx *ctx, const char *path,
+                           const struct ulvm_pvcreate_opts *o)
 {
 	struct dev_entry *d;
 	struct pv_layout L;
@@ -133,7 +134,7 @@ int ulvm_pvcreate(struct ulvm_ctx *ctx, const char *path, const struct ulvm_pvcr
 	return r;
 }
 
-int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force)
+static int pvremove_locked(struct ulvm_ctx *ctx, const char *path, bool force)
 {
 	struct dev_entry *d;
 	int r;
@@ -150,4 +151,46 @@ int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force)
 		return r;
 	ctx_invalidate(ctx);
 	return 0;
+}
+
+/* As LVM2: the global lock, then the orphans' (the set of orphan PVs changes). */
+static int lock_orphans(struct ulvm_ctx *ctx)
+{
+	int r;
+
+	if ((r = lock_vg(ctx, GLOBAL_LOCK, ULVM_LOCK_WRITE)))
+		return r;
+	if ((r = lock_vg(ctx, ORPHAN_LOCK, ULVM_LOCK_WRITE)))
+		unlock_vg(ctx, GLOBAL_LOCK);
+	return r;
+}
+
+static void unlock_orphans(struct ulvm_ctx *ctx)
+{
+	unlock_vg(ctx, ORPHAN_LOCK);
+	unlock_vg(ctx, GLOBAL_LOCK);
+}
+
+int ulvm_pvcreate(struct ulvm_ctx *ctx, const char *path, const struct ulvm_pvcreate_opts *o)
+{
+	int r;
+
+	if ((r = lock_orphans(ctx)))
+		return r;
+	ctx_invalidate(ctx); /* what was scanned before the lock may be stale */
+	r = pvcreate_locked(ctx, path, o);
+	unlock_orphans(ctx);
+	return r;
+}
+
+int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force)
+{
+	int r;
+
+	if ((r = lock_orphans(ctx)))
+		return r;
+	ctx_invalidate(ctx);
+	r = pvremove_locked(ctx, path, force);
+	unlock_orphans(ctx);
+	return r;
 }

@@ -132,8 +132,10 @@ int ulvm_vgcreate(struct ulvm_ctx *ctx, const char *name, const char *const *pv_
 	if (o && o->extent_size && (o->extent_size < 8 || !is_power_of_2(o->extent_size)))
 		return ulvm_error(-EINVAL, "Physical extent size must be a power of 2 of at least "
 		                           "4 KiB");
-	if ((r = lock_vg(ctx, name, ULVM_LOCK_WRITE)))
+	if ((r = lock_vg(ctx, GLOBAL_LOCK, ULVM_LOCK_WRITE)))
 		return r;
+	if ((r = lock_vg(ctx, name, ULVM_LOCK_WRITE)))
+		goto unlock_global;
 	if ((r = lock_vg(ctx, ORPHAN_LOCK, ULVM_LOCK_WRITE)))
 		goto unlock_name;
 	ctx_invalidate(ctx);
@@ -176,6 +178,8 @@ out:
 	unlock_vg(ctx, ORPHAN_LOCK);
 unlock_name:
 	unlock_vg(ctx, name);
+unlock_global:
+	unlock_vg(ctx, GLOBAL_LOCK);
 	return r;
 }
 
@@ -310,8 +314,10 @@ int ulvm_vg_restore(struct ulvm_ctx *ctx, const char *name, const char *text, si
 	uint32_t newest = 0;
 	int r;
 
-	if ((r = lock_vg(ctx, name, ULVM_LOCK_WRITE)))
+	if ((r = lock_vg(ctx, GLOBAL_LOCK, ULVM_LOCK_WRITE)))
 		return r;
+	if ((r = lock_vg(ctx, name, ULVM_LOCK_WRITE)))
+		goto unlock_global;
 	if ((r = lock_vg(ctx, ORPHAN_LOCK, ULVM_LOCK_WRITE)))
 		goto unlock_name;
 	ctx_invalidate(ctx);
@@ -359,6 +365,8 @@ out:
 	unlock_vg(ctx, ORPHAN_LOCK);
 unlock_name:
 	unlock_vg(ctx, name);
+unlock_global:
+	unlock_vg(ctx, GLOBAL_LOCK);
 	return r;
 }
 

@@ -36,13 +36,15 @@ mkdir -p "$ULVM_LOCK_DIR" "$T/etc" "$T/lvm-backup" "$T/lvm-archive"
 # ulvm()); any report fails the test at exit (exit 99).
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 
-# LVM2: private config (no devices file, backups into $T, no udev), quiet about fd leaks.
+# LVM2: private config (no devices file, backups into $T, no udev, the lock directory
+# ulvm uses, so the two exclude each other), quiet about fd leaks.
 export LVM_SYSTEM_DIR=$T/etc
 export LVM_SUPPRESS_FD_WARNINGS=1
 cat >"$T/etc/lvm.conf" <<EOF
 devices { use_devicesfile = 0 obtain_device_list_from_udev = 0 }
 backup { backup = 1 backup_dir = "$T/lvm-backup" archive = 0 archive_dir = "$T/lvm-archive" }
 activation { udev_sync = 0 udev_rules = 0 }
+global { locking_dir = "$ULVM_LOCK_DIR" }
 EOF
 
 declare -a IMGS=()          # image names in creation order
