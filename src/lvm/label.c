@@ -1,7 +1,7 @@
 /*
  * The PV label: one 512-byte LABELONE sector within the first four sectors of a device.
  *
- * Layout (little-endian; shared/docs/formats/lvm2-metadata.md section 4):
+ * Layout (little-endian; docs/formats/lvm2-label.md):
  *
  *   label_header   0  id "LABELONE"        8  sector_xl (where this label sits)
  *                 16  crc_xl (bytes 20..511) 20  offset_xl (pv_header offset, 32)

@@ -2,7 +2,7 @@
  * lvm/label: the PV label (LABELONE sector within the first four sectors), its pv_header
  * with data and metadata area lists, and the pv_header_extension. Decodes and encodes the
  * on-disk bytes; reads and writes them through io/bdev. Uses util and io.
- * Format: shared/docs/formats/lvm2-metadata.md section 4.
+ * Format: docs/formats/lvm2-label.md.
  */
 #ifndef ULVM_LVM_LABEL_H
 #define ULVM_LVM_LABEL_H

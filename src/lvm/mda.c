@@ -1,7 +1,7 @@
 /*
  * A metadata area: a 512-byte mda_header followed by a circular buffer of VG text copies.
  *
- * mda_header (little-endian; shared/docs/formats/lvm2-metadata.md section 5):
+ * mda_header (little-endian; docs/formats/lvm2-metadata-area.md):
  *    0  checksum_xl   lvm_crc of bytes 4..511
  *    4  magic[16]     " LVM2 x[5A%r0N*>"
  *   20  version       1

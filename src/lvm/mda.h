@@ -3,7 +3,7 @@
  * circular text buffer behind it. Reads the committed copy (reassembling a wrapped one,
  * verifying its checksum), places and writes a new copy following LVM2's circular-buffer
  * rules, and commits it by rewriting the header (precommit slot 1, then commit slot 0).
- * Uses util and io. Format: shared/docs/formats/lvm2-metadata.md section 5.
+ * Uses util and io. Format: docs/formats/lvm2-metadata-area.md.
  */
 #ifndef ULVM_LVM_MDA_H
 #define ULVM_LVM_MDA_H
@@ -62,8 +62,9 @@ int mda_read_text_mem(const struct mda_header *h, const uint8_t *area, size_t ar
 /* Largest text that can be written into an area of this size: (S - 512)/2 - 512. */
 uint64_t mda_max_text_size(uint64_t mda_size);
 
-/* Where the next copy goes after slot 0's copy (section 5.3). Fills loc->offset and
- * loc->size = len; -ENOSPC with a message if `len` exceeds mda_max_text_size(). */
+/* Where the next copy goes after slot 0's copy ("Placing a new copy" in
+ * docs/formats/lvm2-metadata-area.md). Fills loc->offset and loc->size = len; -ENOSPC with
+ * a message if `len` exceeds mda_max_text_size(). */
 int mda_place_text(const struct mda_header *h, size_t len, const char *what, struct raw_locn *loc);
 
 /* Write `len` bytes of text at the placed location (wrapping, zero-padding the last part to

@@ -3,7 +3,7 @@
  * printed to text. Knows the grammar only, nothing about VGs: lvm/import.c and lvm/export.c
  * give the tree its meaning. Uses util.
  *
- * Grammar (shared/docs/formats/lvm2-metadata.md section 7): sections `key { ... }`,
+ * Grammar (docs/formats/lvm2-text.md): sections `key { ... }`,
  * assignments `key = value`, arrays `[v, v, ...]`, integers (C base rules: leading 0 is
  * octal, no hex), floats, "escaped" and 'raw' strings, `#` comments.
  */

@@ -6,7 +6,7 @@ usage: lvmtext.py FILE [PREFIX...]
 Sections become path components ("vg/logical_volumes/pool/segment1/type = "thin-pool"").
 Comments are dropped, strings are printed JSON-quoted, arrays as [a, b]. With PREFIXes only
 lines whose path starts with one of them are printed. Grammar as in
-shared/docs/formats/lvm2-metadata.md section 7 (good enough for files LVM2 writes).
+docs/formats/lvm2-text.md (good enough for files LVM2 writes).
 """
 import json
 import re

@@ -10,7 +10,7 @@
   ondisk.py sum IMG...             -> sha256 of each image's contents, one line each; fast on
                                       sparse files (hashes size, the data/hole map and the data)
 
-Layout and checksums as in shared/docs/formats/lvm2-metadata.md sections 2-5.
+Layout and checksums as in docs/formats/lvm2-label.md and lvm2-metadata-area.md.
 """
 import hashlib
 import os

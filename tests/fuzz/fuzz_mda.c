@@ -2,7 +2,8 @@
  * header first, then the circular buffer, possibly cut short) recorded at device offset
  * 4096, where LVM2 puts the first area. A header that decodes must re-encode to one that
  * decodes to the same fields; its committed text is read out of the image; and the next copy
- * is placed for a few sizes, checking the placement invariants of section 5.3. Each input is
+ * is placed for a few sizes, checking the placement invariants ("Placing a new copy" in
+ * docs/formats/lvm2-metadata-area.md). Each input is
  * tried as is, then with the header and text checksums fixed up so mutations get past them. */
 #include <stdlib.h>
 #include <string.h>

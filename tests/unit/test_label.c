@@ -1,5 +1,6 @@
 /* Unit tests for lvm/label: decoding real LVM2 labels, byte-exact encoding, the scan rules
- * of section 4.2, corruption handling, and label_write/label_wipe on a file. */
+ * of docs/formats/lvm2-label.md ("Reading a label"), corruption handling, and
+ * label_write/label_wipe on a file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>

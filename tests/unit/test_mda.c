@@ -1,5 +1,6 @@
 /* Unit tests for lvm/mda: real LVM2 headers and wrapped copies, header validation, the
- * circular-buffer placement rules (doc section 5.3 and a real LVM2 trace), wrap-around
+ * circular-buffer placement rules (docs/formats/lvm2-metadata-area.md and a real LVM2
+ * trace), wrap-around
  * writes with zero padding through a file bdev, the commit sequence, truncated devices. */
 #include <errno.h>
 #include <fcntl.h>
