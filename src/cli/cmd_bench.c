@@ -8,12 +8,21 @@
  * too, against the same raw file.
  *
  *   ulvm bench io [--dir DIR]... [--size SIZE] [--seconds S] [--repeat N] [--json FILE]
+ *
+ * `ulvm bench cell` runs one such workload on one target and prints one JSON line (ops,
+ * bytes, seconds, and the CPU time the process spent, from getrusage): the unit the seed
+ * experiments are built from. Every other `ulvm bench WHAT` (seed000..seed004, nbd, fuse,
+ * metadata, all) runs the experiment driver, bench/ulvm-bench, found next to this program
+ * (an installed tree's share/ulvm/bench, or the source tree's bench/): it builds the VGs,
+ * interleaves baseline and ulvm cells, and writes the tables and plots.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +53,7 @@ struct runner {
 	const struct workload *w;
 	uint64_t next_seq, ops, bytes;
 	uint64_t rng;
-	bool stop;
+	bool stop, once; /* once: stop after one sequential pass over the span */
 	uint8_t **bufs;
 	struct ulvm_io *ios;
 	int error;
@@ -70,8 +79,11 @@ static uint64_t next_offset(struct runner *r)
 	} else {
 		off = r->next_seq;
 		r->next_seq += r->w->bs;
-		if (r->next_seq + r->w->bs > r->span)
+		if (r->next_seq + r->w->bs > r->span) {
 			r->next_seq = 0;
+			if (r->once)
+				r->stop = true; /* this is the pass's last request */
+		}
 	}
 	return r->base + off;
 }
@@ -104,9 +116,22 @@ static void issue(struct runner *r, struct ulvm_io *io)
 		r->error = e;
 }
 
-/* Run one workload for `secs`; returns operations per second, or a negative errno. */
-static double run_cell(struct ulvm_dev *dev, uint64_t base, uint64_t span, const struct workload *w,
-                       double secs, uint8_t **bufs, struct ulvm_io *ios)
+struct cell_result {
+	uint64_t ops, bytes;
+	double seconds;
+	double cpu_user, cpu_sys; /* seconds of CPU this process used while it ran */
+};
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* Run one workload for `secs` (or, with `once`, one sequential pass over the span); returns 0
+ * or a negative errno. */
+static int run_cell_full(struct ulvm_dev *dev, uint64_t base, uint64_t span,
+                         const struct workload *w, double secs, bool once, uint8_t **bufs,
+                         struct ulvm_io *ios, struct cell_result *res)
 {
 	struct runner r = {.dev = dev,
 	                   .base = base,
@@ -115,26 +140,46 @@ static double run_cell(struct ulvm_dev *dev, uint64_t base, uint64_t span, const
 	                   .rng = 0x9e3779b97f4a7c15ull,
 	                   .bufs = bufs,
 	                   .ios = ios};
-	double t0 = now_s(), t1;
+	struct rusage ru0, ru1;
+	double t0, t1;
 
-	for (unsigned i = 0; i < w->qd; i++) {
+	r.once = once;
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = now_s();
+	for (unsigned i = 0; i < w->qd && !r.stop; i++) {
 		memset(&ios[i], 0, sizeof(ios[i]));
 		ios[i].buf = bufs[i];
 		issue(&r, &ios[i]);
 	}
-	while (!r.error) {
+	while (!r.error && ulvm_dev_inflight(dev)) {
 		if (ulvm_dev_poll(dev, 1) < 0)
 			break;
-		if (now_s() - t0 >= secs)
+		if (!once && now_s() - t0 >= secs)
 			break;
 	}
 	r.stop = true;
-	t1 = now_s();
 	while (ulvm_dev_inflight(dev) && ulvm_dev_poll(dev, 1) >= 0)
 		;
+	t1 = now_s();
+	getrusage(RUSAGE_SELF, &ru1);
 	if (r.error)
 		return r.error;
-	return (double)r.ops / (t1 - t0);
+	res->ops = r.ops;
+	res->bytes = r.bytes;
+	res->seconds = t1 - t0;
+	res->cpu_user = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+	res->cpu_sys = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	return 0;
+}
+
+/* Operations per second, or a negative errno. */
+static double run_cell(struct ulvm_dev *dev, uint64_t base, uint64_t span, const struct workload *w,
+                       double secs, uint8_t **bufs, struct ulvm_io *ios)
+{
+	struct cell_result res;
+	int e = run_cell_full(dev, base, span, w, secs, false, bufs, ios, &res);
+
+	return e ? e : (double)res.ops / res.seconds;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -298,7 +343,7 @@ out:
 	return r;
 }
 
-int cmd_bench(struct cli *c, int argc, char **argv)
+static int bench_io(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
 	                                   {"dir", required_argument, NULL, 'D'},
@@ -316,14 +361,6 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 	FILE *json = NULL;
 	int opt, r = 0;
 
-	if (argc < 2 || strcmp(argv[1], "io")) {
-		fprintf(stderr, "  Usage: ulvm bench io [--dir DIR]... [--size SIZE] [--seconds S] "
-		                "[--repeat N] [--json FILE]\n"
-		                "  (the metadata benchmark is bench/metadata.sh)\n");
-		return EINVALID_CMD_LINE;
-	}
-	argv++;
-	argc--;
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "D:S:s:n:j:o:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
@@ -372,4 +409,312 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 		fclose(json);
 	}
 	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+/* ---- ulvm bench cell --------------------------------------------------------------------- */
+
+static int parse_workload(const char *rw, struct workload *w)
+{
+	static const struct {
+		const char *name;
+		bool write, random;
+	} kinds[] = {{"read", false, false},
+	             {"write", true, false},
+	             {"randread", false, true},
+	             {"randwrite", true, true}};
+
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (!strcmp(rw, kinds[i].name)) {
+			w->name = kinds[i].name;
+			w->write = kinds[i].write;
+			w->random = kinds[i].random;
+			return 0;
+		}
+	return ulvm_error(-EINVAL, "--rw %s: not one of read, write, randread, randwrite", rw);
+}
+
+static int parse_bytes(const char *opt, const char *arg, uint64_t *out)
+{
+	uint64_t sectors;
+
+	/* "512" is bytes here (fio's and dd's reading), "4k", "1M" are binary units. */
+	if (arg[0] && arg[strspn(arg, "0123456789")] == '\0') {
+		*out = strtoull(arg, NULL, 10);
+		return 0;
+	}
+	if (ulvm_parse_size(arg, 'b', &sectors))
+		return ulvm_error(-EINVAL, "%s %s: not a size", opt, arg);
+	*out = sectors * 512;
+	return 0;
+}
+
+/* The PV file and byte offset beneath a one-segment linear LV: its raw baseline. */
+static int raw_under_lv(struct ulvm_dev *lv, char *path, size_t len, uint64_t *offset)
+{
+	unsigned long long start, count, off;
+	char *table = NULL, *nl, fmt[64];
+	int r;
+
+	if ((r = ulvm_dev_table(lv, false, &table)))
+		return r;
+	snprintf(fmt, sizeof(fmt), "%%llu %%llu linear %%%zus %%llu", len - 1);
+	nl = strchr(table, '\n');
+	if (nl && nl[1] != '\0')
+		r = ulvm_error(-EINVAL,
+		               "%s: more than one segment; no single raw region beneath it",
+		               ulvm_dev_name(lv));
+	else if (sscanf(table, fmt, &start, &count, path, &off) != 4)
+		r = ulvm_error(-EINVAL, "%s: not a linear LV (table: %s)", ulvm_dev_name(lv),
+		               table);
+	else
+		*offset = off * 512;
+	free(table);
+	return r;
+}
+
+/*
+ *   ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV) [--offset BYTES]
+ *                   [--rw read|write|randread|randwrite] [--bs SIZE] [--qd N]
+ *                   [--seconds S | --once] [--span BYTES]
+ */
+static int bench_cell(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"lv", required_argument, NULL, 'L'},
+	                                   {"raw", required_argument, NULL, 'R'},
+	                                   {"raw-under", required_argument, NULL, 'U'},
+	                                   {"offset", required_argument, NULL, 'O'},
+	                                   {"rw", required_argument, NULL, 'w'},
+	                                   {"bs", required_argument, NULL, 'b'},
+	                                   {"qd", required_argument, NULL, 'Q'},
+	                                   {"seconds", required_argument, NULL, 's'},
+	                                   {"once", no_argument, NULL, '1'},
+	                                   {"span", required_argument, NULL, 'p'},
+	                                   {0}};
+	const char *lv_arg = NULL, *raw_arg = NULL, *under_arg = NULL, *rw = "read";
+	struct workload w = {.bs = 1 << 20, .qd = 1};
+	uint64_t offset = 0, span = 0, bs = 1 << 20;
+	struct ulvm_dev *lv = NULL, *dev = NULL;
+	struct cell_result res = {0};
+	struct ulvm_io *ios = NULL;
+	uint8_t **bufs = NULL;
+	char vg[256], name[256], path[PATH_MAX];
+	double secs = 1;
+	bool once = false;
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		r = 0;
+		switch (opt) {
+		case 'L':
+			lv_arg = optarg;
+			break;
+		case 'R':
+			raw_arg = optarg;
+			break;
+		case 'U':
+			under_arg = optarg;
+			break;
+		case 'O':
+			r = parse_bytes("--offset", optarg, &offset);
+			break;
+		case 'w':
+			rw = optarg;
+			break;
+		case 'b':
+			r = parse_bytes("--bs", optarg, &bs);
+			break;
+		case 'Q':
+			w.qd = (unsigned)atoi(optarg);
+			break;
+		case 's':
+			secs = atof(optarg);
+			break;
+		case '1':
+			once = true;
+			break;
+		case 'p':
+			r = parse_bytes("--span", optarg, &span);
+			break;
+		default:
+			return EINVALID_CMD_LINE;
+		}
+		if (r)
+			return cli_fail(r);
+	}
+	if (!!lv_arg + !!raw_arg + !!under_arg != 1) {
+		fprintf(stderr,
+		        "  Usage: ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV) "
+		        "[--offset BYTES] [--rw read|write|randread|randwrite] [--bs SIZE] "
+		        "[--qd N] [--seconds S | --once] [--span BYTES]\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = parse_workload(rw, &w)))
+		return cli_fail(r);
+	if (!bs || bs > (64u << 20) || bs % 512 || !w.qd || w.qd > 256 || (!once && secs <= 0))
+		return cli_fail(ulvm_error(-EINVAL,
+		                           "--bs must be a multiple of 512 up to 64M, --qd "
+		                           "1..256, --seconds positive"));
+	w.bs = (uint32_t)bs;
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if (lv_arg || under_arg) {
+		if (cli_split_lv(lv_arg ? lv_arg : under_arg, vg, sizeof(vg), name, sizeof(name))) {
+			r = ulvm_error(-EINVAL, "%s: not VG/LV", lv_arg ? lv_arg : under_arg);
+			goto out;
+		}
+		if ((r = ulvm_dev_open_lv(c->ctx, vg, name, &lv)))
+			goto out;
+		dev = lv;
+	}
+	if (under_arg) {
+		uint64_t lv_size = ulvm_dev_size(lv);
+		if ((r = raw_under_lv(lv, path, sizeof(path), &offset)) ||
+		    (r = ulvm_dev_open_raw(c->ctx, path, &dev)))
+			goto out;
+		if (!span || span > lv_size)
+			span = lv_size;
+	} else if (raw_arg && (r = ulvm_dev_open_raw(c->ctx, raw_arg, &dev))) {
+		goto out;
+	}
+	if (offset >= ulvm_dev_size(dev)) {
+		r = ulvm_error(-EINVAL, "--offset %llu is past the end of %s",
+		               (unsigned long long)offset, ulvm_dev_name(dev));
+		goto out;
+	}
+	if (!span || span > ulvm_dev_size(dev) - offset)
+		span = ulvm_dev_size(dev) - offset;
+	if (span < bs) {
+		r = ulvm_error(-EINVAL, "%s: %llu bytes to work on, less than one block",
+		               ulvm_dev_name(dev), (unsigned long long)span);
+		goto out;
+	}
+	if (!(bufs = calloc(w.qd, sizeof(*bufs))) || !(ios = calloc(w.qd, sizeof(*ios)))) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	for (unsigned i = 0; i < w.qd; i++) {
+		if (!(bufs[i] = aligned_alloc(4096, (bs + 4095) / 4096 * 4096))) {
+			r = ulvm_error(-ENOMEM, "out of memory");
+			goto out;
+		}
+		memset(bufs[i], 0x5a + (int)i, bs);
+	}
+	if ((r = run_cell_full(dev, offset, span, &w, secs, once, bufs, ios, &res))) {
+		r = ulvm_error(r, "%s: I/O error during %s: %s", ulvm_dev_name(dev), w.name,
+		               strerror(-r));
+		goto out;
+	}
+	if (w.write)
+		ulvm_dev_flush(dev);
+	printf("{\"target\": \"%s\", \"rw\": \"%s\", \"bs\": %llu, \"qd\": %u, \"ops\": %llu, "
+	       "\"bytes\": %llu, \"seconds\": %.6f, \"iops\": %.1f, \"mib_s\": %.3f, "
+	       "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, \"cpu_s_per_gib\": %.6f}\n",
+	       ulvm_dev_name(dev), w.name, (unsigned long long)bs, w.qd,
+	       (unsigned long long)res.ops, (unsigned long long)res.bytes, res.seconds,
+	       (double)res.ops / res.seconds, (double)res.bytes / res.seconds / (1 << 20),
+	       res.cpu_user, res.cpu_sys,
+	       res.bytes ? (res.cpu_user + res.cpu_sys) / ((double)res.bytes / (1 << 30)) : 0.0);
+out:
+	for (unsigned i = 0; bufs && i < w.qd; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(ios);
+	if (dev != lv)
+		ulvm_dev_close(dev);
+	ulvm_dev_close(lv);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+/* ---- the experiment driver ----------------------------------------------------------------- */
+
+/* bench/ulvm-bench: $ULVM_BENCH_DIR, else next to this program (installed: ../share/ulvm/bench,
+ * build tree: ../bench), else where meson installs it, else the source tree it was built in. */
+static bool driver_in(char *out, size_t len, const char *dir, const char *sub)
+{
+	int n = snprintf(out, len, "%s%s/ulvm-bench", dir, sub);
+
+	return n > 0 && (size_t)n < len && access(out, R_OK) == 0;
+}
+
+static int find_driver(char *out, size_t len)
+{
+	const char *env = getenv("ULVM_BENCH_DIR");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env)
+		return driver_in(out, len, env, "")
+		           ? 0
+		           : ulvm_error(-ENOENT, "%s/ulvm-bench: not found (ULVM_BENCH_DIR)", env);
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')))
+			*slash = '\0';
+		if (driver_in(out, len, self, "/../share/ulvm/bench") ||
+		    driver_in(out, len, self, "/../bench"))
+			return 0;
+	}
+#ifdef ULVM_BENCH_DATADIR
+	if (driver_in(out, len, ULVM_BENCH_DATADIR, ""))
+		return 0;
+#endif
+#ifdef ULVM_BENCH_SRCDIR
+	if (driver_in(out, len, ULVM_BENCH_SRCDIR, ""))
+		return 0;
+#endif
+	return ulvm_error(-ENOENT, "ulvm bench: the experiment driver (bench/ulvm-bench) was not "
+	                           "found next to this program; set ULVM_BENCH_DIR");
+}
+
+static int run_driver(int argc, char **argv)
+{
+	char driver[PATH_MAX], self[PATH_MAX];
+	char **args;
+	ssize_t n;
+	int r;
+
+	if ((r = find_driver(driver, sizeof(driver))))
+		return cli_fail(r);
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) < 0)
+		return cli_fail(ulvm_error(-errno, "/proc/self/exe: %s", strerror(errno)));
+	self[n] = '\0';
+	if (!(args = calloc((size_t)argc + 5, sizeof(*args))))
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	args[0] = "python3";
+	args[1] = driver;
+	args[2] = "--ulvm";
+	args[3] = self;
+	for (int i = 1; i < argc; i++)
+		args[3 + i] = argv[i];
+	fflush(NULL);
+	execvp(args[0], args);
+	r = ulvm_error(-errno,
+	               "ulvm bench: cannot run python3 (the experiment driver needs it): %s",
+	               strerror(errno));
+	free(args);
+	return cli_fail(r);
+}
+
+int cmd_bench(struct cli *c, int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fprintf(
+		    stderr,
+		    "  Usage: ulvm bench seed000|seed001|seed002|seed003|seed004|nbd|fuse|metadata|"
+		    "all [--quick] [--dir DIR]... [--repeat N] [--out DIR]\n"
+		    "         ulvm bench io [--dir DIR]... [--size SIZE] [--seconds S] [--repeat "
+		    "N] "
+		    "[--json FILE] [--only WORKLOAD]\n"
+		    "         ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV) ...\n"
+		    "  (docs/BENCHMARKS.md says what each measures)\n");
+		return argc < 2 ? EINVALID_CMD_LINE : ECMD_PROCESSED;
+	}
+	if (!strcmp(argv[1], "io"))
+		return bench_io(c, argc - 1, argv + 1);
+	if (!strcmp(argv[1], "cell"))
+		return bench_cell(c, argc - 1, argv + 1);
+	return run_driver(argc, argv);
 }
