@@ -65,7 +65,7 @@ kernel: $(ASAN_BUILD)/build.ninja
 
 bench: all
 	bench/metadata.sh --ulvm $(BUILD)/ulvm
-	$(BUILD)/ulvm bench io
+	$(BUILD)/ulvm bench all --out bench/results
 	bench/nbd.sh --ulvm $(BUILD)/ulvm
 	bench/fuse.sh --ulvm $(BUILD)/ulvm
 
