@@ -23,7 +23,8 @@ extern "C" {
 #endif
 
 struct ulvm_ctx;
-struct cfg_node; /* kept metadata that ulvm does not interpret (opaque) */
+struct cfg_node;     /* kept metadata that ulvm does not interpret (opaque) */
+struct ulvm_segtype; /* the module of a segment type (opaque) */
 
 const char *ulvm_last_error(void);
 
@@ -74,6 +75,10 @@ struct ulvm_seg {
 	/* Keys ulvm does not interpret; for types other than striped, every key but
 	 * start_extent, extent_count and type, written back in their order. */
 	struct cfg_node *extra;
+	/* Entries of `areas` (stripes, mirror legs, a thin pool's data LV), each spanning
+	 * ulvm_seg_area_len() extents: every extent the segment uses. */
+	uint32_t area_count;
+	const struct ulvm_segtype *segtype; /* reads, writes, activates and reports it */
 };
 
 struct ulvm_lv {
@@ -89,6 +94,10 @@ struct ulvm_lv {
 	size_t nsegs;
 	/* derived */
 	uint32_t le_count;
+	/* An LV whose segment used_by->segs[used_by_seg] uses this one other than as an area
+	 * (a snapshot's origin or COW store); NULL: none. */
+	struct ulvm_lv *used_by;
+	size_t used_by_seg;
 };
 
 struct ulvm_vg {
@@ -229,6 +238,9 @@ struct ulvm_lv_params {
 };
 
 struct ulvm_lv *ulvm_lv_find(struct ulvm_vg *vg, const char *name);
+/* lvcreate --type TYPE: set `p` for it ("linear": one stripe); -EOPNOTSUPP for a type ulvm
+ * cannot create. */
+int ulvm_lv_params_set_type(struct ulvm_lv_params *p, const char *type);
 int ulvm_lv_create(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ulvm_lv **out);
 /* Grow or shrink to `extents`. Growing uses p's stripes/alloc/pvs (stripes 0 = as the last
  * segment). */
@@ -245,6 +257,23 @@ const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segm
 bool ulvm_strlist_has(const struct ulvm_strlist *l, const char *word);
 uint64_t ulvm_vg_free_extents(const struct ulvm_vg *vg);
 uint64_t ulvm_vg_total_extents(const struct ulvm_vg *vg);
+/* A segment's type as reports name it ("linear" for one stripe) and the extents each of its
+ * areas spans. */
+const char *ulvm_seg_type(const struct ulvm_seg *seg);
+uint32_t ulvm_seg_area_len(const struct ulvm_seg *seg);
+/* What an LV is, as LVM2's reports say it, from its segment types. */
+struct ulvm_lv_info {
+	const char *segtype; /* of the first segment, as ulvm_seg_type names it */
+	const char *layout;  /* lv_layout: "linear", "thin,pool", ... */
+	const char *origin;  /* origin: a snapshot's (also on its COW LV); NULL: none */
+	const char *pool_lv; /* a thin LV's pool; NULL: none */
+	char role;           /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin, ... */
+	char target;         /* lv_attr[6]: 't' thin, 's' snapshot, 'r' raid, 'm' mirror, '-' */
+	bool zero;           /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
+	bool snapshot;       /* an old-style snapshot: LVM2 reports it as its COW LV */
+	bool snapshot_cow;   /* a snapshot's COW LV: reported (under the snapshot) though hidden */
+};
+void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_info *out);
 
 /* ---- activation and I/O ------------------------------------------------------------------
  * An LV is activated the way LVM2 activates it: its segments become a device-mapper table

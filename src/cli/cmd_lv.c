@@ -199,11 +199,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			return EINVALID_CMD_LINE;
 		}
 	}
-	if (type && strcmp(type, "linear") && strcmp(type, "striped"))
-		return cli_fail(
-		    ulvm_error(-EOPNOTSUPP, "ulvm cannot create LVs of type %s yet", type));
-	if (type && !strcmp(type, "linear"))
-		p.stripes = 1;
+	if (type && (r = ulvm_lv_params_set_type(&p, type)))
+		return cli_fail(r);
 	if (optind >= argc) {
 		fprintf(stderr, "  Please specify either size or extents and a volume group\n");
 		return EINVALID_CMD_LINE;

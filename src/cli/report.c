@@ -286,7 +286,20 @@ static void f_pv_count(struct cli *c, const struct row *r, struct strbuf *o)
 	if (r->vg)
 		sb_printf(o, "%zu", r->vg->npvs);
 }
-static bool lv_is_snapshot_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+static bool lv_is_snapshot_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	struct ulvm_lv_info info;
+
+	ulvm_lv_info(vg, lv, &info);
+	return info.snapshot_cow;
+}
+static bool lv_is_snapshot(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	struct ulvm_lv_info info;
+
+	ulvm_lv_info(vg, lv, &info);
+	return info.snapshot;
+}
 static void f_lv_count(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	size_t n = 0;
@@ -307,7 +320,7 @@ static void f_snap_count(struct cli *c, const struct row *r, struct strbuf *o)
 	if (!r->vg)
 		return;
 	for (size_t i = 0; i < r->vg->nlvs; i++)
-		n += !strcmp(ulvm_lv_segtype(r->vg->lvs[i]), "snapshot");
+		n += lv_is_snapshot(r->vg, r->vg->lvs[i]);
 	sb_printf(o, "%zu", n);
 }
 static void f_vg_seqno(struct cli *c, const struct row *r, struct strbuf *o)
@@ -407,78 +420,10 @@ static void f_vg_mda_copies(struct cli *c, const struct row *r, struct strbuf *o
 }
 
 /* ---- LV fields ---- */
-static const struct cfg_node *seg_extra(const struct ulvm_seg *s, const char *key)
-{
-	for (const struct cfg_node *n = s->extra ? s->extra->child : NULL; n; n = n->next)
-		if (!strcmp(n->key, key))
-			return n;
-	return NULL;
-}
-static const char *seg_extra_str(const struct ulvm_seg *s, const char *key)
-{
-	const struct cfg_node *n = seg_extra(s, key);
-
-	return n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING ? n->v.s : NULL;
-}
-/* Whether any LV of the VG is an old-style snapshot: most VGs have none, and then the
- * per-row role lookups below need not scan every LV (which would be quadratic). */
-static bool vg_has_snapshots(const struct ulvm_vg *vg)
-{
-	static const struct ulvm_vg *cached_vg;
-	static size_t cached_nlvs;
-	static bool cached;
-
-	if (vg != cached_vg || vg->nlvs != cached_nlvs) {
-		cached = false;
-		for (size_t i = 0; i < vg->nlvs && !cached; i++)
-			cached = vg->lvs[i]->nsegs && !strcmp(vg->lvs[i]->segs[0].type, "snapshot");
-		cached_vg = vg;
-		cached_nlvs = vg->nlvs;
-	}
-	return cached;
-}
-
-/* The snapshot segment that uses `lv` as its COW store, if any. */
-static const struct ulvm_seg *snapshot_of_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
-{
-	if (!vg_has_snapshots(vg))
-		return NULL;
-	for (size_t i = 0; i < vg->nlvs; i++) {
-		const struct ulvm_lv *s = vg->lvs[i];
-		const char *cow;
-		if (!s->nsegs || strcmp(s->segs[0].type, "snapshot"))
-			continue;
-		cow = seg_extra_str(&s->segs[0], "cow_store");
-		if (!cow)
-			cow = seg_extra_str(&s->segs[0], "merging_store");
-		if (cow && !strcmp(cow, lv->name))
-			return &s->segs[0];
-	}
-	return NULL;
-}
-static bool lv_is_snapshot_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
-{
-	return snapshot_of_cow(vg, lv) != NULL;
-}
-static bool lv_is_origin(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
-{
-	if (!vg_has_snapshots(vg))
-		return false;
-	for (size_t i = 0; i < vg->nlvs; i++) {
-		const struct ulvm_lv *s = vg->lvs[i];
-		const char *org;
-		if (!s->nsegs || strcmp(s->segs[0].type, "snapshot"))
-			continue;
-		org = seg_extra_str(&s->segs[0], "origin");
-		if (org && !strcmp(org, lv->name))
-			return true;
-	}
-	return false;
-}
 /* Shown: visible LVs and snapshot COW LVs (LVM2 shows a snapshot under its COW name). */
 static bool lv_shown(const struct ulvm_vg *vg, const struct ulvm_lv *lv, bool all)
 {
-	if (!strcmp(ulvm_lv_segtype(lv), "snapshot"))
+	if (lv_is_snapshot(vg, lv))
 		return false;
 	return all || ulvm_lv_visible(lv) || lv_is_snapshot_cow(vg, lv);
 }
@@ -505,32 +450,6 @@ static void f_lv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
 	put_uuid(o, r->lv->uuid);
-}
-static const char *lv_role_char(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
-{
-	const char *t = ulvm_lv_segtype(lv);
-
-	if (!strcmp(t, "thin-pool"))
-		return "t";
-	if (!strcmp(t, "thin"))
-		return "V";
-	if (lv_is_snapshot_cow(vg, lv))
-		return "s";
-	if (lv_is_origin(vg, lv))
-		return "o";
-	if (!ulvm_lv_visible(lv)) {
-		size_t n = strlen(lv->name);
-		if ((n > 6 && !strcmp(lv->name + n - 6, "_tmeta")) ||
-		    (n > 8 && !strcmp(lv->name + n - 8, "_pmspare")))
-			return "e";
-		if (n > 6 && !strcmp(lv->name + n - 6, "_tdata"))
-			return "T";
-	}
-	if (!strncmp(t, "raid", 4))
-		return "r";
-	if (!strcmp(t, "mirror"))
-		return "m";
-	return "-";
 }
 static int cmp_str(const void *a, const void *b)
 {
@@ -560,37 +479,18 @@ static bool lv_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	const struct ulvm_lv *lv = r->lv;
-	const char *t = ulvm_lv_segtype(lv);
-	char target = '-';
+	struct ulvm_lv_info info;
 
 	(void)c;
-	sb_puts(o, lv_role_char(r->vg, lv));
+	ulvm_lv_info(r->vg, lv, &info);
+	sb_putc(o, info.role);
 	sb_putc(o, ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
 	sb_putc(o, 'i'); /* allocation policy: inherited */
 	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
 	sb_putc(o, lv_active(r->vg, lv) ? 'a' : '-');
 	sb_putc(o, '-'); /* not open */
-	if (!strcmp(t, "thin-pool") || !strcmp(t, "thin"))
-		target = 't';
-	else if (!strcmp(t, "snapshot") || lv_is_snapshot_cow(r->vg, lv) || lv_is_origin(r->vg, lv))
-		target = 's';
-	else if (!strncmp(t, "raid", 4))
-		target = 'r';
-	else if (!strcmp(t, "mirror"))
-		target = 'm';
-	sb_putc(o, target);
-	{
-		/* Zeroing of new blocks is the pool's: a thin LV shows its pool's setting. */
-		const struct ulvm_lv *pool = lv;
-		const char *pname = lv->nsegs ? seg_extra_str(&lv->segs[0], "thin_pool") : NULL;
-		const struct cfg_node *z;
-
-		if (pname)
-			pool = ulvm_lv_find(r->vg, pname);
-		z = pool && pool->nsegs ? seg_extra(&pool->segs[0], "zero_new_blocks") : NULL;
-		sb_putc(o,
-		        z && z->kind == CFG_ASSIGN && z->v.type == CFG_INT && z->v.i ? 'z' : '-');
-	}
+	sb_putc(o, info.target);
+	sb_putc(o, info.zero ? 'z' : '-');
 	sb_putc(o, '-');
 	sb_putc(o, ulvm_strlist_has(&lv->flags, "ACTIVATION_SKIP") ? 'k' : '-');
 }
@@ -606,22 +506,21 @@ static void f_lv_size(struct cli *c, const struct row *r, struct strbuf *o)
 }
 static void f_pool_lv(struct cli *c, const struct row *r, struct strbuf *o)
 {
-	const char *p = r->lv->nsegs ? seg_extra_str(&r->lv->segs[0], "thin_pool") : NULL;
+	struct ulvm_lv_info info;
 
 	(void)c;
-	if (p)
-		sb_puts(o, p);
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.pool_lv)
+		sb_puts(o, info.pool_lv);
 }
 static void f_origin(struct cli *c, const struct row *r, struct strbuf *o)
 {
-	const struct ulvm_seg *snap = snapshot_of_cow(r->vg, r->lv);
-	const char *org = snap           ? seg_extra_str(snap, "origin")
-	                  : r->lv->nsegs ? seg_extra_str(&r->lv->segs[0], "origin")
-	                                 : NULL;
+	struct ulvm_lv_info info;
 
 	(void)c;
-	if (org)
-		sb_puts(o, org);
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.origin)
+		sb_puts(o, info.origin);
 }
 static void f_empty(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -641,15 +540,11 @@ static void f_seg_count(struct cli *c, const struct row *r, struct strbuf *o)
 }
 static void f_lv_layout(struct cli *c, const struct row *r, struct strbuf *o)
 {
-	const char *t = ulvm_lv_segtype(r->lv);
+	struct ulvm_lv_info info;
 
 	(void)c;
-	if (!strcmp(t, "thin-pool"))
-		sb_puts(o, "thin,pool");
-	else if (!strcmp(t, "thin"))
-		sb_puts(o, "thin,sparse");
-	else
-		sb_puts(o, t);
+	ulvm_lv_info(r->vg, r->lv, &info);
+	sb_puts(o, info.layout);
 }
 static void f_lv_active(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -688,14 +583,14 @@ static void f_segtype(struct cli *c, const struct row *r, struct strbuf *o)
 	(void)c;
 	if (!s)
 		return;
-	sb_puts(o, !strcmp(s->type, "striped") && s->stripe_count == 1 ? "linear" : s->type);
+	sb_puts(o, ulvm_seg_type(s));
 }
 static void f_stripes(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	const struct ulvm_seg *s = row_seg(r);
 
 	(void)c;
-	sb_printf(o, "%u", s && s->areas ? s->stripe_count : s ? 1 : 0);
+	sb_printf(o, "%u", s && s->area_count ? s->area_count : s ? 1 : 0);
 }
 static void f_stripe_size(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -752,20 +647,9 @@ static void for_each_seg(const struct row *r,
 	for (size_t i = 0; i < r->lv->nsegs; i++)
 		fn(o, &r->lv->segs[i], &first);
 }
-/* A thin pool's segment maps onto its data LV. */
-static const char *pool_data_lv(const struct ulvm_seg *s)
-{
-	return !strcmp(s->type, "thin-pool") ? seg_extra_str(s, "pool") : NULL;
-}
 static void devices_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
 {
-	const char *data = pool_data_lv(s);
-
-	if (data) {
-		sb_printf(o, "%s%s(0)", *first ? "" : ",", data);
-		*first = false;
-	}
-	for (uint32_t a = 0; s->areas && a < s->stripe_count; a++) {
+	for (uint32_t a = 0; a < s->area_count; a++) {
 		if (!*first)
 			sb_putc(o, ',');
 		*first = false;
@@ -775,19 +659,14 @@ static void devices_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
 }
 static void pe_ranges_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
 {
-	const char *data = pool_data_lv(s);
+	uint32_t len = ulvm_seg_area_len(s);
 
-	if (data) {
-		sb_printf(o, "%s%s:0-%u", *first ? "" : " ", data, s->extent_count - 1);
-		*first = false;
-	}
-	for (uint32_t a = 0; s->areas && a < s->stripe_count; a++) {
-		uint32_t per = s->extent_count / s->stripe_count;
+	for (uint32_t a = 0; a < s->area_count; a++) {
 		if (!*first)
 			sb_putc(o, ' ');
 		*first = false;
 		put_area_name(o, &s->areas[a]);
-		sb_printf(o, ":%u-%u", s->areas[a].pe, s->areas[a].pe + per - 1);
+		sb_printf(o, ":%u-%u", s->areas[a].pe, s->areas[a].pe + len - 1);
 	}
 }
 static void f_devices(struct cli *c, const struct row *r, struct strbuf *o)

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lvm.h"
+#include "segtype.h"
 
 static int range_cmp(const void *a, const void *b)
 {
@@ -35,7 +35,8 @@ int pv_free_ranges(const struct ulvm_vg *vg, const struct ulvm_pv *pv, struct pe
 	for (size_t i = 0; i < vg->nlvs; i++)
 		for (size_t s = 0; s < vg->lvs[i]->nsegs; s++) {
 			const struct ulvm_seg *seg = &vg->lvs[i]->segs[s];
-			for (uint32_t a = 0; seg->areas && a < seg->stripe_count; a++) {
+			/* Every area of every segment, whatever its type. */
+			for (uint32_t a = 0; a < seg->area_count; a++) {
 				if (seg->areas[a].type != ULVM_AREA_PV || seg->areas[a].pv != pv)
 					continue;
 				if (nused == cap) {
@@ -48,7 +49,7 @@ int pv_free_ranges(const struct ulvm_vg *vg, const struct ulvm_pv *pv, struct pe
 					used = nu;
 				}
 				used[nused].start = seg->areas[a].pe;
-				used[nused].count = seg->extent_count / seg->stripe_count;
+				used[nused].count = ulvm_seg_area_len(seg);
 				nused++;
 			}
 		}
@@ -131,7 +132,9 @@ static int append_segment(struct ulvm_lv *lv, uint32_t le, uint32_t per, uint32_
                           uint32_t stripe_size, const struct pick *picks)
 {
 	struct ulvm_seg *last = lv->nsegs ? &lv->segs[lv->nsegs - 1] : NULL, *seg, *ns;
-	bool merge = last && !strcmp(last->type, "striped") && last->stripe_count == stripes &&
+	int r;
+	bool merge = last && (last->segtype->flags & SEG_AREAS_STRIPED) &&
+	             last->stripe_count == stripes &&
 	             (stripes == 1 || last->stripe_size == stripe_size) && !last->extra;
 
 	for (uint32_t a = 0; merge && a < stripes; a++) {
@@ -147,17 +150,9 @@ static int append_segment(struct ulvm_lv *lv, uint32_t le, uint32_t per, uint32_
 		return ulvm_error(-ENOMEM, "out of memory");
 	lv->segs = ns;
 	seg = &lv->segs[lv->nsegs];
-	memset(seg, 0, sizeof(*seg));
-	if (!(seg->type = strdup("striped")) ||
-	    !(seg->areas = calloc(stripes, sizeof(*seg->areas)))) {
-		free(seg->type);
-		return ulvm_error(-ENOMEM, "out of memory");
-	}
+	if ((r = seg_striped_init(seg, le, per * stripes, stripes, stripe_size)))
+		return r;
 	lv->nsegs++;
-	seg->start_extent = le;
-	seg->extent_count = per * stripes;
-	seg->stripe_count = stripes;
-	seg->stripe_size = stripes > 1 ? stripe_size : 0;
 	for (uint32_t a = 0; a < stripes; a++) {
 		seg->areas[a].type = ULVM_AREA_PV;
 		seg->areas[a].pv = picks[a].pv;
@@ -205,7 +200,8 @@ int alloc_extend_lv(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct alloc_r
 		bool in_place = false;
 
 		/* In place: every stripe continues right after the last segment's area. */
-		if (last && !strcmp(last->type, "striped") && last->stripe_count == stripes &&
+		if (last && (last->segtype->flags & SEG_AREAS_STRIPED) &&
+		    last->stripe_count == stripes &&
 		    (stripes == 1 || last->stripe_size == req->stripe_size)) {
 			in_place = true;
 			for (uint32_t a = 0; a < stripes && in_place; a++) {

@@ -1,7 +1,8 @@
 /*
  * Export: the model -> a config tree -> LVM2 metadata text, in LVM2's key order, in the
  * on-disk (raw) form or the vgcfgbackup file form. Kept items (`extra`) are written back
- * where LVM2 would put them and in the order they were read.
+ * where LVM2 would put them and in the order they were read. A segment's keys after its
+ * type are its type's module's (segtype.h).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lvm.h"
+#include "segtype.h"
 
 struct exporter {
 	struct cfg_tree *t;
@@ -68,6 +69,43 @@ static void add_extras(struct exporter *ex, struct cfg_node *parent, const struc
 		chk(ex, cfg_copy(ex->t, parent, n));
 }
 
+/* For the segment types' modules (segtype.h). */
+struct cfg_tree *export_tree(struct exporter *ex)
+{
+	return ex->t;
+}
+
+struct cfg_node *export_chk(struct exporter *ex, struct cfg_node *n)
+{
+	return chk(ex, n);
+}
+
+void export_comment(struct exporter *ex, struct cfg_node *n, const char *c)
+{
+	add_comment(ex, n, c);
+}
+
+void export_size_comment(struct exporter *ex, struct cfg_node *n, uint64_t sectors)
+{
+	size_comment(ex, n, sectors);
+}
+
+void export_strlist(struct exporter *ex, struct cfg_node *parent, const char *key,
+                    const struct ulvm_strlist *l)
+{
+	add_strlist(ex, parent, key, l);
+}
+
+void export_extras(struct exporter *ex, struct cfg_node *parent, const struct cfg_node *extra)
+{
+	add_extras(ex, parent, extra);
+}
+
+void export_oom(struct exporter *ex)
+{
+	ex->oom = true;
+}
+
 static void export_pv(struct exporter *ex, struct cfg_node *pvs, const struct ulvm_pv *pv)
 {
 	struct cfg_node *s = chk(ex, cfg_add_section(ex->t, pvs, pv->key)), *n;
@@ -120,29 +158,7 @@ static void export_seg(struct exporter *ex, struct cfg_node *lvsec, const struct
 	n = chk(ex, cfg_add_str(ex->t, s, "type", seg->type));
 	if (n)
 		n->blank_before = true;
-	if (strcmp(seg->type, "striped")) {
-		add_extras(ex, s, seg->extra);
-		return;
-	}
-	if (seg->tags.n)
-		add_strlist(ex, s, "tags", &seg->tags);
-	n = chk(ex, cfg_add_int(ex->t, s, "stripe_count", seg->stripe_count));
-	if (seg->stripe_count == 1)
-		add_comment(ex, n, "linear");
-	else
-		size_comment(ex, chk(ex, cfg_add_int(ex->t, s, "stripe_size", seg->stripe_size)),
-		             seg->stripe_size);
-	add_extras(ex, s, seg->extra);
-	if (!(n = chk(ex, cfg_add_array(ex->t, s, "stripes"))))
-		return;
-	n->blank_before = true;
-	for (uint32_t a = 0; a < seg->stripe_count; a++) {
-		const struct ulvm_area *ar = &seg->areas[a];
-		if (cfg_array_push_str(ex->t, n,
-		                       ar->type == ULVM_AREA_PV ? ar->pv->key : ar->lv_name) ||
-		    cfg_array_push_int(ex->t, n, ar->pe))
-			ex->oom = true;
-	}
+	seg->segtype->text_export(ex, s, seg, extent_size);
 }
 
 static void time_comment(struct exporter *ex, struct cfg_node *n, int64_t t, bool with_zone)

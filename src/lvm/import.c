@@ -3,15 +3,16 @@
  *
  * Everything ulvm interprets becomes a struct field; every other key is copied, in order,
  * into the VG's keep tree and hung off the `extra` pointer of its owner, so that writing the
- * VG back never loses what LVM2 (or a newer LVM2) put there. Segments of types other than
- * "striped" (thin-pool, thin, snapshot, raid, cache, ...) are kept whole this way.
+ * VG back never loses what LVM2 (or a newer LVM2) put there. A segment's keys beyond
+ * type, start_extent and extent_count are its type's module's (segtype.h); types no module
+ * interprets (raid, cache, ...) are kept whole this way.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "lvm.h"
+#include "segtype.h"
 
 struct importer {
 	struct ulvm_vg *vg;
@@ -123,6 +124,33 @@ static int keep(struct importer *im, struct cfg_node **extra, const struct cfg_n
 	return 0;
 }
 
+/* For the segment types' modules (segtype.h). */
+struct ulvm_vg *import_vg(struct importer *im)
+{
+	return im->vg;
+}
+
+int import_u32(struct importer *im, const char *obj, const struct cfg_node *n, uint32_t *out)
+{
+	return get_u32(im, obj, n, out);
+}
+
+int import_strlist(struct importer *im, const char *obj, const struct cfg_node *n,
+                   struct ulvm_strlist *out)
+{
+	return get_strlist(im, obj, n, out);
+}
+
+int import_keep(struct importer *im, struct cfg_node **extra, const struct cfg_node *n)
+{
+	return keep(im, extra, n);
+}
+
+int import_bad(struct importer *im, const char *obj, const char *fmt, const char *a, const char *b)
+{
+	return bad(im, obj, fmt, a, b);
+}
+
 static int import_pv(struct importer *im, const struct cfg_node *sec)
 {
 	struct ulvm_vg *vg = im->vg;
@@ -191,97 +219,39 @@ static int import_pv(struct importer *im, const struct cfg_node *sec)
 	return 0;
 }
 
-static int import_areas(struct importer *im, const char *obj, struct ulvm_seg *seg,
-                        const struct cfg_node *n)
+/* Keys every segment has, which import_seg reads before the type's module. */
+bool import_common_key(const struct cfg_node *n)
 {
-	struct ulvm_vg *vg = im->vg;
+	static const char *const common[] = {"type", "start_extent", "extent_count"};
 
-	if (n->kind != CFG_ARRAY || n->nitems != 2 * (size_t)seg->stripe_count)
-		return bad(im, obj, "\"stripes\" must list %s name/extent pairs%s",
-		           seg->stripe_count == 1 ? "1" : "stripe_count", "");
-	if (!(seg->areas = calloc(seg->stripe_count, sizeof(*seg->areas))))
-		return ulvm_error(-ENOMEM, "out of memory");
-	for (uint32_t a = 0; a < seg->stripe_count; a++) {
-		const struct cfg_value *name = &n->items[2 * a], *pe = &n->items[2 * a + 1];
-		struct ulvm_area *area = &seg->areas[a];
-
-		if (name->type != CFG_STRING || pe->type != CFG_INT || pe->i < 0 ||
-		    pe->i > UINT32_MAX)
-			return bad(im, obj, "\"stripes\" item %s is not a \"name\", extent pair%s",
-			           "", "");
-		area->pe = (uint32_t)pe->i;
-		area->pv = vg_find_pv_key(vg, name->s);
-		if (area->pv) {
-			uint64_t per = seg->extent_count / seg->stripe_count;
-			area->type = ULVM_AREA_PV;
-			if ((uint64_t)area->pe + per > area->pv->pe_count)
-				return bad(im, obj, "stripe on %s runs past the PV's last extent%s",
-				           name->s, "");
-		} else {
-			/* Not a PV key: a stacked area on another LV (checked after all LVs). */
-			area->type = ULVM_AREA_LV;
-			if (!(area->lv_name = strdup(name->s)))
-				return ulvm_error(-ENOMEM, "out of memory");
-		}
-	}
-	return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(common); i++)
+		if (!strcmp(n->key, common[i]))
+			return true;
+	return false;
 }
 
 static int import_seg(struct importer *im, const char *lvname, const struct cfg_node *sec,
                       struct ulvm_seg *seg)
 {
+	const struct cfg_node *type = cfg_find(NULL, sec, "type");
+	const struct cfg_node *start = cfg_find(NULL, sec, "start_extent");
+	const struct cfg_node *count = cfg_find(NULL, sec, "extent_count");
 	char obj[300];
-	bool have_start = false, have_count = false, have_stripes = false;
-	bool striped = false;
-	const struct cfg_node *stripes = NULL;
-	int r = 0;
+	int r;
 
 	snprintf(obj, sizeof(obj), "LV %s: %s", lvname, sec->key);
-	for (const struct cfg_node *n = sec->child; n; n = n->next)
-		if (!strcmp(n->key, "type")) {
-			if ((r = get_str(im, obj, n, &seg->type)))
-				return r;
-			striped = !strcmp(seg->type, "striped");
-		}
-	if (!seg->type)
+	if (!type)
 		return bad(im, obj, "missing \"type\"%s%s", "", "");
-	for (const struct cfg_node *n = sec->child; n && !r; n = n->next) {
-		if (!strcmp(n->key, "type"))
-			continue;
-		if (!strcmp(n->key, "start_extent")) {
-			r = get_u32(im, obj, n, &seg->start_extent);
-			have_start = true;
-		} else if (!strcmp(n->key, "extent_count")) {
-			r = get_u32(im, obj, n, &seg->extent_count);
-			have_count = true;
-		} else if (striped && !strcmp(n->key, "stripe_count")) {
-			r = get_u32(im, obj, n, &seg->stripe_count);
-		} else if (striped && !strcmp(n->key, "stripe_size")) {
-			r = get_u32(im, obj, n, &seg->stripe_size);
-		} else if (striped && !strcmp(n->key, "stripes")) {
-			stripes = n;
-			have_stripes = true;
-		} else if (striped && !strcmp(n->key, "tags")) {
-			r = get_strlist(im, obj, n, &seg->tags);
-		} else {
-			r = keep(im, &seg->extra, n);
-		}
-	}
-	if (r)
+	if ((r = get_str(im, obj, type, &seg->type)))
 		return r;
-	if (!have_start || !have_count)
-		return bad(im, obj, "missing \"%s\"%s",
-		           have_start ? "extent_count" : "start_extent", "");
-	if (!striped)
-		return 0;
-	if (!seg->stripe_count || !have_stripes)
-		return bad(im, obj, "striped segment needs \"stripe_count\" and \"stripes\"%s%s",
-		           "", "");
-	if (seg->extent_count % seg->stripe_count)
-		return bad(im, obj, "extent_count is not a multiple of stripe_count%s%s", "", "");
-	if (seg->stripe_count > 1 && !is_power_of_2(seg->stripe_size))
-		return bad(im, obj, "stripe_size must be a power of 2%s%s", "", "");
-	return import_areas(im, obj, seg, stripes);
+	if (!start || !count)
+		return bad(im, obj, "missing \"%s\"%s", start ? "extent_count" : "start_extent",
+		           "");
+	if ((r = get_u32(im, obj, start, &seg->start_extent)) ||
+	    (r = get_u32(im, obj, count, &seg->extent_count)))
+		return r;
+	seg->segtype = segtype_find(seg->type);
+	return seg->segtype->text_import(im, obj, sec, seg);
 }
 
 static int seg_cmp(const void *a, const void *b)
@@ -387,7 +357,7 @@ static int check_overlaps(struct importer *im)
 		for (size_t i = 0; i < vg->nlvs; i++)
 			for (size_t s = 0; s < vg->lvs[i]->nsegs; s++) {
 				const struct ulvm_seg *seg = &vg->lvs[i]->segs[s];
-				for (uint32_t a = 0; seg->areas && a < seg->stripe_count; a++) {
+				for (uint32_t a = 0; a < seg->area_count; a++) {
 					if (seg->areas[a].type != ULVM_AREA_PV ||
 					    seg->areas[a].pv != vg->pvs[p])
 						continue;
@@ -400,7 +370,7 @@ static int check_overlaps(struct importer *im)
 						u = nu;
 					}
 					u[n].start = seg->areas[a].pe;
-					u[n].count = seg->extent_count / seg->stripe_count;
+					u[n].count = ulvm_seg_area_len(seg);
 					u[n].lv = vg->lvs[i]->name;
 					n++;
 				}
@@ -493,7 +463,7 @@ static int import_vg_section(struct importer *im, const struct cfg_node *sec)
 	for (size_t i = 0; i < vg->nlvs; i++)
 		for (size_t s = 0; s < vg->lvs[i]->nsegs; s++) {
 			struct ulvm_seg *seg = &vg->lvs[i]->segs[s];
-			for (uint32_t a = 0; seg->areas && a < seg->stripe_count; a++)
+			for (uint32_t a = 0; a < seg->area_count; a++)
 				if (seg->areas[a].type == ULVM_AREA_LV &&
 				    !ulvm_lv_find(vg, seg->areas[a].lv_name))
 					return bad(im, vg->lvs[i]->name,

@@ -10,7 +10,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
-#include "lvm.h"
+#include "segtype.h"
 
 static int resolve_pvs(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ulvm_pv ***out)
 {
@@ -34,10 +34,11 @@ static int resolve_pvs(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struc
 	return 0;
 }
 
+/* Whether every segment's areas are stripes (the only segments ulvm changes). */
 static bool lv_all_striped(const struct ulvm_lv *lv)
 {
 	for (size_t s = 0; s < lv->nsegs; s++)
-		if (strcmp(lv->segs[s].type, "striped"))
+		if (!(lv->segs[s].segtype->flags & SEG_AREAS_STRIPED))
 			return false;
 	return true;
 }

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lvm.h"
+#include "segtype.h"
 
 int strlist_add(struct ulvm_strlist *l, const char *s)
 {
@@ -96,7 +96,7 @@ int ulvm_tag_del(struct ulvm_strlist *tags, const char *tag)
 void seg_free_contents(struct ulvm_seg *seg)
 {
 	free(seg->type);
-	for (uint32_t i = 0; seg->areas && i < seg->stripe_count; i++)
+	for (uint32_t i = 0; seg->areas && i < seg->area_count; i++)
 		free(seg->areas[i].lv_name);
 	free(seg->areas);
 	strlist_free(&seg->tags);
@@ -214,18 +214,25 @@ void vg_update_derived(struct ulvm_vg *vg)
 		struct ulvm_lv *lv = vg->lvs[i];
 		uint32_t le = 0;
 
+		lv->used_by = NULL;
 		for (size_t s = 0; s < lv->nsegs; s++) {
 			struct ulvm_seg *seg = &lv->segs[s];
+			uint32_t len = ulvm_seg_area_len(seg);
 
 			le = seg->start_extent + seg->extent_count;
-			if (!seg->areas || !seg->stripe_count)
-				continue;
-			for (uint32_t a = 0; a < seg->stripe_count; a++)
+			/* Every area of every segment, whatever its type. */
+			for (uint32_t a = 0; a < seg->area_count; a++)
 				if (seg->areas[a].type == ULVM_AREA_PV && seg->areas[a].pv)
-					seg->areas[a].pv->pe_alloc_count +=
-					    seg->extent_count / seg->stripe_count;
+					seg->areas[a].pv->pe_alloc_count += len;
 		}
 		lv->le_count = le;
+	}
+	/* Then what segments say about other LVs (all used_by were reset above). */
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		struct ulvm_lv *lv = vg->lvs[i];
+		for (size_t s = 0; s < lv->nsegs; s++)
+			if (lv->segs[s].segtype->link)
+				lv->segs[s].segtype->link(vg, lv, s);
 	}
 }
 
@@ -234,13 +241,56 @@ bool ulvm_lv_visible(const struct ulvm_lv *lv)
 	return ulvm_strlist_has(&lv->status, "VISIBLE");
 }
 
+const char *ulvm_seg_type(const struct ulvm_seg *seg)
+{
+	const char *name = seg->segtype->report_name ? seg->segtype->report_name(seg) : NULL;
+
+	return name ? name : seg->type;
+}
+
+uint32_t ulvm_seg_area_len(const struct ulvm_seg *seg)
+{
+	return seg->segtype->area_len ? seg->segtype->area_len(seg) : 0;
+}
+
 const char *ulvm_lv_segtype(const struct ulvm_lv *lv)
 {
-	if (!lv->nsegs)
-		return "";
-	if (!strcmp(lv->segs[0].type, "striped") && lv->segs[0].stripe_count == 1)
-		return "linear";
-	return lv->segs[0].type;
+	return lv->nsegs ? ulvm_seg_type(&lv->segs[0]) : "";
+}
+
+static bool name_ends(const char *name, const char *suffix)
+{
+	size_t n = strlen(name), k = strlen(suffix);
+
+	return n > k && !strcmp(name + n - k, suffix);
+}
+
+void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_info *out)
+{
+	const struct ulvm_seg *seg = lv->nsegs ? &lv->segs[0] : NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->segtype = ulvm_lv_segtype(lv);
+	out->layout = out->segtype;
+	/* What uses this LV comes first (a COW store is reported as its snapshot), then
+	 * LVM2's reserved names of hidden sub-LVs, then the LV's own type. */
+	if (lv->used_by && lv->used_by_seg < lv->used_by->nsegs) {
+		const struct ulvm_seg *user = &lv->used_by->segs[lv->used_by_seg];
+		if (user->segtype->report_user)
+			user->segtype->report_user(vg, lv, user, out);
+	}
+	if (!out->role && !ulvm_lv_visible(lv)) {
+		if (name_ends(lv->name, "_tmeta") || name_ends(lv->name, "_pmspare"))
+			out->role = 'e';
+		else if (name_ends(lv->name, "_tdata"))
+			out->role = 'T';
+	}
+	if (seg && seg->segtype->report)
+		seg->segtype->report(vg, lv, seg, out);
+	if (!out->role)
+		out->role = '-';
+	if (!out->target)
+		out->target = '-';
 }
 
 uint64_t ulvm_vg_total_extents(const struct ulvm_vg *vg)
@@ -328,7 +378,7 @@ bool vg_lv_referenced(const struct ulvm_vg *vg, const char *name)
 			const struct ulvm_seg *seg = &lv->segs[s];
 			if (seg->extra && node_refers_to(seg->extra->child, name))
 				return true;
-			for (uint32_t a = 0; seg->areas && a < seg->stripe_count; a++)
+			for (uint32_t a = 0; a < seg->area_count; a++)
 				if (seg->areas[a].type == ULVM_AREA_LV &&
 				    !strcmp(seg->areas[a].lv_name, name))
 					return true;

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "lvm/lvm.h"
+#include "lvm/segtype.h"
 
 /* ---- building VGs ------------------------------------------------------------------------ */
 
@@ -734,6 +735,7 @@ static void test_resize_kept_type_refused(void **state)
 	free(a->segs[0].type);
 	a->segs[0].type = strdup("raid1");
 	assert_non_null(a->segs[0].type);
+	a->segs[0].segtype = segtype_find("raid1"); /* as import would have found it */
 	assert_int_equal(ulvm_lv_resize(vg, a, 20, NULL), -EOPNOTSUPP);
 	assert_int_equal(ulvm_lv_remove(vg, a), -EOPNOTSUPP);
 	assert_int_equal(a->le_count, 10);

@@ -511,7 +511,10 @@ static void test_import_thin_snapshot(void **state)
 	pool = ulvm_lv_find(vg, "pool");
 	assert_non_null(pool);
 	assert_string_equal(ulvm_lv_segtype(pool), "thin-pool");
-	assert_null(pool->segs[0].areas);
+	/* its one area is the data LV (the pool's extents are that LV's) */
+	assert_int_equal(pool->segs[0].area_count, 1);
+	assert_int_equal(pool->segs[0].areas[0].type, ULVM_AREA_LV);
+	assert_string_equal(pool->segs[0].areas[0].lv_name, "pool_tdata");
 	assert_int_equal(pool->segs[0].extent_count, 16);
 	for (n = pool->segs[0].extra->child; n; n = n->next, i++) {
 		assert_true(i < 6);
