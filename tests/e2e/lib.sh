@@ -15,7 +15,7 @@
 # after every LVM2 command, so both always see what the other wrote.
 #
 # Environment:
-#   ULVM                    ulvm binary (default /work/main/build-asan/ulvm); run.sh --ulvm sets it
+#   ULVM                    ulvm binary (default build-asan/ulvm of this tree); run.sh --ulvm sets it
 #   E2E_SANITIZER_FATAL=0   only print ASan/UBSan reports of ulvm instead of failing the
 #                           test with exit 99 (a hard failure, also for XFAIL tests)
 #   PYTHON                  python3 interpreter for the helper scripts (default: /usr/bin/python3)
@@ -23,7 +23,7 @@
 
 export LC_ALL=C     # LVM2's number format and sort(1) order must not depend on the locale
 E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ULVM=${ULVM:-/work/main/build-asan/ulvm}
+ULVM=${ULVM:-$E2E_DIR/../../build-asan/ulvm}
 TEST_NAME=$(basename "$0" .sh)
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/ulvm-e2e-${TEST_NAME}.XXXXXX")
