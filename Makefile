@@ -40,7 +40,7 @@ release: $(REL_GCC)/build.ninja $(REL_CLANG)/build.ninja
 check: release $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	meson test -C $(ASAN_BUILD) --print-errorlogs --suite unit
-	tests/e2e/run.sh --ulvm $(ASAN_BUILD)/ulvm
+	ULVM_BUILD_DIR=$(abspath $(ASAN_BUILD)) tests/e2e/run.sh --ulvm $(ASAN_BUILD)/ulvm
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 	tests/kernel/run.sh --ulvm $(ASAN_BUILD)/ulvm
 
@@ -50,7 +50,7 @@ unit: $(ASAN_BUILD)/build.ninja
 
 e2e: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
-	tests/e2e/run.sh --ulvm $(ASAN_BUILD)/ulvm
+	ULVM_BUILD_DIR=$(abspath $(ASAN_BUILD)) tests/e2e/run.sh --ulvm $(ASAN_BUILD)/ulvm
 
 fuzz-smoke:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
