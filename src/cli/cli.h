@@ -95,7 +95,8 @@ int cmd_vgchange(struct cli *c, int argc, char **argv);
 int cmd_dmsetup(struct cli *c, int argc, char **argv);
 int cmd_dd(struct cli *c, int argc, char **argv);
 int cmd_bench(struct cli *c, int argc, char **argv);
-int cmd_mount(struct cli *c, int argc, char **argv); /* cmd_mount.c (FUSE) */
+int cmd_mount(struct cli *c, int argc, char **argv);     /* cmd_mount.c (FUSE) */
+int cmd_thin_tool(struct cli *c, int argc, char **argv); /* cmd_thin.c */
 int cmd_serve(struct cli *c, int argc, char **argv);
 
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */

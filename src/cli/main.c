@@ -49,6 +49,10 @@ static const struct command commands[] = {
     {"dd", cmd_dd, "Copy data in and out of LVs, mapped devices and files, like dd"},
     {"bench", cmd_bench, "Benchmarks: an LV against its raw backing file, through the library"},
     {"mount", cmd_mount, "Show the active LVs as files DIR/VG/LV (FUSE), for losetup, dd, ..."},
+    {"thin_check", cmd_thin_tool, "Check dm-thin pool metadata (thin-provisioning-tools' options)"},
+    {"thin_dump", cmd_thin_tool, "Dump dm-thin pool metadata as thin_dump's XML"},
+    {"thin_restore", cmd_thin_tool, "Write dm-thin pool metadata from thin_dump's XML"},
+    {"thin_ls", cmd_thin_tool, "List thin devices and their data usage (thin_ls' columns)"},
 };
 
 void cli_print(const char *fmt, ...)

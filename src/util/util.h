@@ -49,6 +49,10 @@ static inline le64 cpu_to_le64(uint64_t v)
 #define LVM_INITIAL_CRC 0xf597a6cfu
 /* LVM2's checksum: reflected CRC-32 (poly 0xEDB88320), no final inversion. */
 uint32_t lvm_crc(uint32_t initial, const void *buf, size_t len);
+/* CRC-32C (Castagnoli, reflected poly 0x82F63B78), register seeded by the caller and no
+ * final inversion: the kernel's crc32c(), as persistent-data checksums use it. Uses the
+ * SSE4.2 instruction where the CPU has it. */
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
 
 /* ---- checked arithmetic --------------------------------------------------------------- */
 static inline bool add_overflows_u64(uint64_t a, uint64_t b, uint64_t *r)

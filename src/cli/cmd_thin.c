@@ -1,0 +1,385 @@
+/*
+ * ulvm thin_check | thin_dump | thin_restore | thin_ls: the offline dm-thin metadata tools,
+ * with thin-provisioning-tools 0.9.0's options and exit statuses (0 = success, 1 = failure).
+ * Run under their own names too (a link named thin_check runs the checker), so LVM2's
+ * thin_check_executable can point at ulvm. The work is in pdata/thin_tools.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "io/bdev.h"
+#include "pdata/thin_metadata.h"
+#include "pdata/thin_tools.h"
+#include "util/util.h"
+
+#define TOOLS_VERSION "0.9.0"
+
+static int thin_fail(const char *tool)
+{
+	fprintf(stderr, "%s: %s\n", tool, ulvm_last_error());
+	return 1;
+}
+
+static int open_dev(const char *tool, const char *path, bool rw, struct bdev **bd)
+{
+	int r = bdev_open(path, (rw ? 0 : BDEV_RDONLY) | BDEV_NO_DIRECT, bd);
+
+	if (r) {
+		fprintf(stderr, "%s: %s: %s\n", tool, path, strerror(-r));
+		return 1;
+	}
+	return 0;
+}
+
+static void check_report(void *arg, bool fatal, const char *line)
+{
+	(void)fatal;
+	if (!*(bool *)arg)
+		printf("%s\n", line);
+}
+
+/* Clear the flag in block 0 alone: one sector-sized write, as the kernel's own. */
+static int clear_needs_check(struct bdev *bd)
+{
+	uint8_t *b = bdev_alloc_buffer(PDATA_BLOCK_SIZE);
+	int r;
+
+	if (!b)
+		return -ENOMEM;
+	if (!(r = bdev_read(bd, b, PDATA_BLOCK_SIZE, 0))) {
+		struct thin_disk_superblock *sb = (void *)b;
+		sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~THIN_FLAG_NEEDS_CHECK);
+		bm_prepare_for_write(&thin_superblock_validator, b, 0);
+		if (!(r = bdev_write(bd, b, PDATA_BLOCK_SIZE, 0)))
+			r = bdev_flush(bd);
+	}
+	free(b);
+	return r;
+}
+
+static int cmd_thin_check(struct cli *c, int argc, char **argv)
+{
+	enum { O_CLEAR = 256, O_IGNORE, O_SKIP, O_SUPER, O_AUTO, O_OVERRIDE };
+	static const struct option opts[] = {
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {"metadata-snap", no_argument, NULL, 'm'},
+	    {"clear-needs-check-flag", no_argument, NULL, O_CLEAR},
+	    {"ignore-non-fatal-errors", no_argument, NULL, O_IGNORE},
+	    {"skip-mappings", no_argument, NULL, O_SKIP},
+	    {"super-block-only", no_argument, NULL, O_SUPER},
+	    {"auto-repair", no_argument, NULL, O_AUTO},
+	    {"override-mapping-root", required_argument, NULL, O_OVERRIDE},
+	    {NULL, 0, NULL, 0}};
+	struct thin_check_opts o = {0};
+	struct thin_check_result res;
+	bool quiet = false, clear = false, ignore = false;
+	struct bdev *bd;
+	int opt, r;
+
+	(void)c;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "qhVm", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'q':
+			quiet = true;
+			break;
+		case 'V':
+			printf("%s\n", TOOLS_VERSION);
+			return 0;
+		case 'm':
+			o.metadata_snap = true;
+			break;
+		case O_CLEAR:
+			clear = true;
+			break;
+		case O_IGNORE:
+			ignore = true;
+			break;
+		case O_SKIP:
+			o.skip_mappings = true;
+			break;
+		case O_SUPER:
+			o.super_block_only = true;
+			break;
+		case O_AUTO:
+			break; /* nothing is repaired: a clean check is the only outcome */
+		case O_OVERRIDE:
+			fprintf(stderr, "thin_check: --override-mapping-root is not supported\n");
+			return 1;
+		case 'h':
+			printf(
+			    "Usage: thin_check [options] {device|file}\nOptions:\n  {-q|--quiet}\n"
+			    "  {-h|--help}\n  {-V|--version}\n  {-m|--metadata-snap}\n"
+			    "  {--auto-repair}\n  {--clear-needs-check-flag}\n"
+			    "  {--ignore-non-fatal-errors}\n  {--skip-mappings}\n"
+			    "  {--super-block-only}\n");
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "No input file provided.\n");
+		return 1;
+	}
+	if (open_dev("thin_check", argv[optind], clear, &bd))
+		return 1;
+	o.quiet = quiet;
+	o.report = check_report;
+	o.arg = &quiet;
+	if (!quiet) {
+		/* The report callback replaces the progress lines: findings only. */
+	}
+	r = thin_check_metadata(bd, &o, &res);
+	if (r) {
+		bdev_close(bd);
+		return thin_fail("thin_check");
+	}
+	bool failed = res.fatal || (res.non_fatal && !ignore);
+	if (!failed && clear && res.needs_check) {
+		if ((r = clear_needs_check(bd))) {
+			fprintf(stderr, "thin_check: %s: clearing needs_check: %s\n", argv[optind],
+			        strerror(-r));
+			failed = true;
+		}
+	}
+	bdev_close(bd);
+	return failed ? 1 : 0;
+}
+
+static int cmd_thin_dump(struct cli *c, int argc, char **argv)
+{
+	enum { O_DEVID = 256, O_SKIP };
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+	                                     {"format", required_argument, NULL, 'f'},
+	                                     {"repair", no_argument, NULL, 'r'},
+	                                     {"metadata-snap", optional_argument, NULL, 'm'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"dev-id", required_argument, NULL, O_DEVID},
+	                                     {"skip-mappings", no_argument, NULL, O_SKIP},
+	                                     {"version", no_argument, NULL, 'V'},
+	                                     {NULL, 0, NULL, 0}};
+	struct thin_dump_opts o = {0};
+	const char *outpath = NULL;
+	struct bdev *bd;
+	FILE *out = stdout;
+	int opt, r;
+
+	(void)c;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hf:rm::o:V", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			if (strcmp(optarg, "xml")) {
+				fprintf(stderr,
+				        "thin_dump: format '%s' is not supported (only xml)\n",
+				        optarg);
+				return 1;
+			}
+			break;
+		case 'r':
+			break; /* reading is already as tolerant as it safely can be */
+		case 'm':
+			o.metadata_snap = true;
+			if (optarg)
+				o.snap_block = strtoull(optarg, NULL, 10);
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case O_DEVID:
+			fprintf(stderr, "thin_dump: --dev-id is not supported\n");
+			return 1;
+		case O_SKIP:
+			o.skip_mappings = true;
+			break;
+		case 'V':
+			printf("%s\n", TOOLS_VERSION);
+			return 0;
+		case 'h':
+			printf("Usage: thin_dump [options] {device|file}\nOptions:\n  {-h|--help}\n"
+			       "  {-f|--format} {xml}\n  {-r|--repair}\n  {-m|--metadata-snap} "
+			       "[block#]\n"
+			       "  {-o <xml file>}\n  {--skip-mappings}\n  {-V|--version}\n");
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "No input file provided.\n");
+		return 1;
+	}
+	if (open_dev("thin_dump", argv[optind], false, &bd))
+		return 1;
+	if (outpath && !(out = fopen(outpath, "w"))) {
+		fprintf(stderr, "thin_dump: %s: %s\n", outpath, strerror(errno));
+		bdev_close(bd);
+		return 1;
+	}
+	static char buf[1 << 16];
+	setvbuf(out, buf, _IOFBF, sizeof(buf));
+	r = thin_dump_xml(bd, &o, out);
+	if (fflush(out) && !r)
+		r = ulvm_error(-EIO, "writing the XML: %s", strerror(errno));
+	if (outpath)
+		fclose(out);
+	bdev_close(bd);
+	return r ? thin_fail("thin_dump") : 0;
+}
+
+static int cmd_thin_restore(struct cli *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"help", no_argument, NULL, 'h'},         {"input", required_argument, NULL, 'i'},
+	    {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
+	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+	const char *in = NULL, *outp = NULL;
+	struct bdev *bd;
+	int opt, r;
+
+	(void)c;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hi:o:qV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			in = optarg;
+			break;
+		case 'o':
+			outp = optarg;
+			break;
+		case 'q':
+			break;
+		case 'V':
+			printf("%s\n", TOOLS_VERSION);
+			return 0;
+		case 'h':
+			printf("Usage: thin_restore [options]\nOptions:\n  {-h|--help}\n"
+			       "  {-i|--input} <input xml file>\n  {-o|--output} <output device or "
+			       "file>\n"
+			       "  {-q|--quiet}\n  {-V|--version}\n");
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	if (!in) {
+		fprintf(stderr, "No input file provided.\n");
+		return 1;
+	}
+	if (!outp) {
+		fprintf(stderr, "No output file provided.\n");
+		return 1;
+	}
+	FILE *f = fopen(in, "r");
+	if (!f) {
+		fprintf(stderr, "thin_restore: %s: %s\n", in, strerror(errno));
+		return 1;
+	}
+	struct strbuf sb;
+	char chunk[1 << 16];
+	size_t n;
+	sb_init(&sb);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		sb_put(&sb, chunk, n);
+	fclose(f);
+	if (sb.oom) {
+		sb_free(&sb);
+		fprintf(stderr, "thin_restore: out of memory reading %s\n", in);
+		return 1;
+	}
+	if (open_dev("thin_restore", outp, true, &bd)) {
+		sb_free(&sb);
+		return 1;
+	}
+	r = thin_restore_xml(sb.buf ? sb.buf : "", sb.len, bd);
+	sb_free(&sb);
+	bdev_close(bd);
+	return r ? thin_fail("thin_restore") : 0;
+}
+
+static int cmd_thin_ls(struct cli *c, int argc, char **argv)
+{
+	enum { O_NOHEAD = 256 };
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+	                                     {"metadata-snap", no_argument, NULL, 'm'},
+	                                     {"no-headers", no_argument, NULL, O_NOHEAD},
+	                                     {"format", required_argument, NULL, 'o'},
+	                                     {"version", no_argument, NULL, 'V'},
+	                                     {NULL, 0, NULL, 0}};
+	int fields[LS_NR_FIELDS * 4] = {LS_DEV, LS_MAPPED, LS_CREATE_TIME, LS_SNAP_TIME};
+	int nfields = 4, opt, r;
+	bool snap = false, headers = true;
+	struct bdev *bd;
+
+	(void)c;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "hmo:V", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'm':
+			snap = true;
+			break;
+		case O_NOHEAD:
+			headers = false;
+			break;
+		case 'o': {
+			char *copy = strdup(optarg), *save = NULL;
+			nfields = 0;
+			for (char *t = strtok_r(copy, ",", &save); t;
+			     t = strtok_r(NULL, ",", &save)) {
+				int fi = thin_ls_field_by_name(t);
+				if (fi < 0 || nfields >= (int)ARRAY_SIZE(fields)) {
+					fprintf(stderr, "unknown field\n");
+					free(copy);
+					return 1;
+				}
+				fields[nfields++] = fi;
+			}
+			free(copy);
+			break;
+		}
+		case 'V':
+			printf("%s\n", TOOLS_VERSION);
+			return 0;
+		case 'h':
+			printf(
+			    "Usage: thin_ls [options] {metadata device}\nOptions:\n  {-h|--help}\n"
+			    "  {-m|--metadata-snap}\n  {--no-headers}\n  {-o|--format <fields>}\n"
+			    "  {-V|--version}\n");
+			return 0;
+		default:
+			return 1;
+		}
+	}
+	if (optind != argc - 1) {
+		fprintf(stderr, "No input file provided.\n");
+		return 1;
+	}
+	if (open_dev("thin_ls", argv[optind], false, &bd))
+		return 1;
+	r = thin_ls(bd, snap, fields, nfields, headers, stdout);
+	bdev_close(bd);
+	return r ? thin_fail("thin_ls") : 0;
+}
+
+int cmd_thin_tool(struct cli *c, int argc, char **argv)
+{
+	const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+
+	if (!strcmp(name, "thin_check"))
+		return cmd_thin_check(c, argc, argv);
+	if (!strcmp(name, "thin_dump"))
+		return cmd_thin_dump(c, argc, argv);
+	if (!strcmp(name, "thin_restore"))
+		return cmd_thin_restore(c, argc, argv);
+	return cmd_thin_ls(c, argc, argv);
+}

@@ -1,0 +1,30 @@
+# Helpers for the dm-thin metadata tests (tests/e2e/8x-thin-*.sh), on top of lib.sh.
+#   uthin TOOL ARGS...   ulvm's thin_check/thin_dump/thin_restore/thin_ls (sanitizer reports
+#                        go to $T/sanitizer.log as for ulvm())
+#   need_thin_tools      skip unless thin-provisioning-tools 0.9.0 is installed
+#   peer_corpus          the directory of the kernel-written images, or skip
+uthin() {
+	local tool=$1 rc=0
+	shift
+	"$ULVM" "$tool" "$@" 2>"$T/.uthin.err" || rc=$?
+	_san_filter "ulvm $tool $*" <"$T/.uthin.err" >&2
+	return $rc
+}
+
+need_thin_tools() {
+	local t
+	for t in thin_check thin_dump thin_restore thin_ls; do
+		command -v $t >/dev/null || skip "$t not installed (scripts/deps.sh --test installs thin-provisioning-tools)"
+	done
+	case $(thin_check -V 2>/dev/null) in
+	0.9.*) ;;
+	*) skip "thin_check is $(thin_check -V 2>&1), these tests compare with 0.9.0" ;;
+	esac
+}
+
+peer_corpus() {
+	local d=${PEER_CORPUS:-$E2E_DIR/../../../shared/peer-corpus}
+	[ -d "$d/thin" ] || d=/work/shared/peer-corpus
+	[ -d "$d/thin" ] || skip "the peer corpus (shared/peer-corpus/thin) is absent"
+	echo "$d"
+}

@@ -1,0 +1,77 @@
+/* pdata/thin_metadata: thin devices, snapshots, mappings, commits and the metadata snapshot,
+ * each state checked by ulvm's checker (counts recomputed from the trees). */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "pdata/thin_metadata.h"
+#include "pdata_test_lib.h"
+
+static void format_open_commit(void **state)
+{
+	char path[256];
+	struct bdev *bd = pdata_test_image(path, 8 << 20);
+	struct thin_md *md;
+	struct thin_sb_info si;
+
+	(void)state;
+	assert_non_null(bd);
+	assert_int_equal(thin_md_format(bd, 128, 10000, NULL, &md), 0);
+	assert_int_equal(thin_md_create_thin(md, 1), 0);
+	for (uint64_t v = 0; v < 3000; v++) {
+		uint64_t b;
+		assert_int_equal(thin_md_alloc_data_block(md, &b), 0);
+		assert_int_equal(thin_md_insert(md, 1, v, b), 0);
+	}
+	assert_int_equal(thin_md_commit(md), 0);
+	assert_int_equal(pdata_check_findings(bd), 0);
+	assert_int_equal(thin_md_create_snap(md, 2, 1), 0);
+	for (uint64_t v = 0; v < 3000; v += 7) {
+		uint64_t b;
+		assert_int_equal(thin_md_alloc_data_block(md, &b), 0);
+		assert_int_equal(thin_md_insert(md, 1, v, b), 0);
+	}
+	assert_int_equal(thin_md_remove(md, 2, 5), 0);
+	assert_int_equal(thin_md_commit(md), 0);
+	assert_int_equal(pdata_check_findings(bd), 0);
+	thin_md_get_sb(md, &si);
+	assert_int_equal(si.time, 1);
+	thin_md_close(md);
+
+	assert_int_equal(thin_md_open(bd, NULL, &md), 0);
+	struct thin_device_info info;
+	assert_int_equal(thin_md_device_info(md, 2, &info), 0);
+	assert_int_equal(info.mapped_blocks, 2999);
+	assert_int_equal(info.creation_time, 1);
+	uint64_t d;
+	uint32_t t;
+	assert_int_equal(thin_md_lookup(md, 2, 5, &d, &t), -ENODATA);
+	assert_int_equal(thin_md_lookup(md, 1, 7, &d, &t), 0);
+	assert_int_equal(t, 1);
+	assert_int_equal(thin_md_reserve_metadata_snap(md), 0);
+	assert_int_equal(thin_md_reserve_metadata_snap(md), -EBUSY);
+	assert_int_equal(thin_md_delete(md, 1), 0);
+	assert_int_equal(thin_md_commit(md), 0);
+	assert_int_equal(pdata_check_findings(bd), 0);
+	assert_int_equal(thin_md_release_metadata_snap(md), 0);
+	assert_int_equal(thin_md_release_metadata_snap(md), -EINVAL);
+	assert_int_equal(thin_md_delete(md, 2), 0);
+	assert_int_equal(thin_md_commit(md), 0);
+	assert_int_equal(pdata_check_findings(bd), 0);
+	assert_int_equal(thin_md_data_free(md), 10000);
+	thin_md_close(md);
+	bdev_close(bd);
+	unlink(path);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(format_open_commit),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
