@@ -346,3 +346,21 @@ def throttle_cgroup(ws, path, bytes_per_s):
         with open(os.path.join(cg, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
     return enter
+
+
+def fio_jobs(common, jobs, env=None):
+    """One fio run of several jobs one after the other (stonewall): common options, then
+    [(name, [options])]; returns {name: (read, write)} of fio's JSON."""
+    argv = ["fio", "--output-format=json"] + common
+    for name, opts in jobs:
+        argv += ["--name=" + name, "--stonewall"] + opts
+    r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    t = r.stdout
+    if r.returncode or "{" not in t:
+        raise RuntimeError("fio failed: %s" % (r.stderr or t).strip()[-400:])
+    res = {}
+    for j in json.loads(t[t.index("{"):])["jobs"]:
+        if j.get("error"):
+            raise RuntimeError("fio job %s: error %d" % (j["jobname"], j["error"]))
+        res[j["jobname"]] = (j["read"], j["write"])
+    return res

@@ -31,6 +31,11 @@ out = sys.argv[1]
 doc = json.load(open(os.path.join(out, "results.json")))
 md = open(os.path.join(out, "results.md")).read()
 BS = ["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]
+SWEEP = ["buf_raw", "buf_lv", "buf_ratio", "dir_raw", "dir_lv", "dir_ratio"]
+NBD_JOBS = ["read 1M qd1", "write 1M qd1", "randread 4k qd1", "randread 4k qd32",
+            "randwrite 4k qd1", "randwrite 4k qd32"]
+FUSE_WORK = ["seq-read-qd1", "seq-write-qd1", "rand-read-qd1", "rand-read-qd32",
+             "rand-write-qd1", "rand-write-qd32"]
 # table id -> (rows, columns): the seeds' shapes
 want = {
     "seed000": (["chunk-8k", "chunk-16k", "chunk-32k", "chunk-64k", "chunk-128k", "chunk-256k",
@@ -41,15 +46,22 @@ want = {
                  ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k"]],
                 ["seqwrite", "seqread", "randwrite", "randread", "seqwrite_lin", "seqread_lin",
                  "randwrite_lin", "randread_lin"]),
+    "seed003": (BS, SWEEP),
+    "seed003-nbd": (BS, SWEEP),
+    "seed003-fuse": (BS, SWEEP),
     "seed004": (["linear", "thin-unprov", "thin-prov", "snap-shared", "snap-unshared"],
                 ["write-64k-direct", "write-8m-direct", "write-8m-buffered", "read-64k-direct",
                  "read-8m-direct", "read-8m-buffered", "write-64k-direct-vs-linear"]),
+    "nbd": (NBD_JOBS, ["ulvm", "nbdkit-file", "qemu-nbd", "nbdkit-memory", "best", "ulvm_best",
+                       "ulvm_ceiling"]),
+    "fuse": (["%s/%s" % (s, w) for s in ("file", "loop", "ext4") for w in FUSE_WORK],
+             ["plain", "fuse", "ratio"]),
     "metadata": (["lvs", "lvcreate"], ["ulvm", "lvm2", "lvm2_ulvm"]),
 }
 unavailable = {"seed000": "snapshot", "seed004": "thin"}  # not in ulvm yet: must say so
 errors = []
 names = [e["name"] for e in doc["experiments"]]
-for n in ["seed000", "seed001", "seed002", "seed004", "metadata"]:
+for n in ["seed000", "seed001", "seed002", "seed003", "seed004", "nbd", "fuse", "metadata"]:
     if n not in names:
         errors.append("experiment %s missing from results.json" % n)
 tables = {t["id"]: (e, t) for e in doc["experiments"] for t in e["tables"]}
