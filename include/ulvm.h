@@ -159,6 +159,18 @@ struct ulvm_dev_info {
 /* Scan every device (labels and metadata areas). The array stays valid until the next
  * scan or ulvm_ctx_free. */
 int ulvm_scan(struct ulvm_ctx *ctx, const struct ulvm_dev_info **devs, size_t *ndevs);
+/* What pvck shows of device `index` of ulvm_scan's array: its label and metadata areas. */
+struct ulvm_label_info {
+	bool has_label;
+	const char *problem; /* a corrupt label: one line; NULL when there is none at all */
+	unsigned sector;     /* where the label is */
+	unsigned nmdas;
+	struct {
+		uint64_t offset, size; /* bytes */
+		const char *problem;   /* a damaged area: one line, else NULL */
+	} mdas[2];
+};
+int ulvm_dev_label_info(struct ulvm_ctx *ctx, size_t index, struct ulvm_label_info *out);
 /* Log (once per context) each damaged label or metadata area the scan found: all of them,
  * or those on the PVs of `vg`. Reading a VG does this for its own PVs. */
 void ulvm_report_problems(struct ulvm_ctx *ctx, const struct ulvm_vg *vg);
@@ -255,6 +267,8 @@ int ulvm_tag_del(struct ulvm_strlist *tags, const char *tag);
 bool ulvm_lv_visible(const struct ulvm_lv *lv);
 const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segment */
 bool ulvm_strlist_has(const struct ulvm_strlist *l, const char *word);
+/* LVM2's rules for VG and LV names; false with the reason in `why` for a name it refuses. */
+bool ulvm_name_valid(const char *name, char *why, size_t whylen);
 uint64_t ulvm_vg_free_extents(const struct ulvm_vg *vg);
 uint64_t ulvm_vg_total_extents(const struct ulvm_vg *vg);
 /* A segment's type as reports name it ("linear" for one stripe) and the extents each of its
@@ -390,6 +404,11 @@ int ulvm_control_call(const char *verb, const char *name, const char *payload, c
 /* Parse "12M", "1.5g", "100" (default unit `def`, LVM2 suffixes bBsSkKmMgGtTpPeE; lower
  * case = 1024-based like LVM2's lvcreate) into sectors, rounded up. */
 int ulvm_parse_size(const char *s, char def_unit, uint64_t *sectors);
+/* Format `sectors` as LVM2 does for unit character `unit` ('r','h','b','s','k','m','g',
+ * 't','p','e'; upper case = powers of 1000): long_form "12.00 MiB" (the display commands),
+ * else "12.00m" (reports); `suffix` false leaves the unit out. */
+void ulvm_format_size(uint64_t sectors, char unit, bool suffix, bool long_form, char *buf,
+                      size_t len);
 
 #ifdef __cplusplus
 }

@@ -59,6 +59,15 @@ const char *cli_description(struct cli *c);
 /* The VG names, copied: opening a VG rescans and replaces the library's list. */
 int cli_vg_names(struct cli *c, char ***names, size_t *n);
 void cli_free_names(char **names, size_t n);
+/* The VGs a command works on, selected as LVM2's process_each_vg selects them: every VG
+ * when `nargs` is 0, else those the arguments name ("VG", or "VG/LV" naming its VG). A name
+ * that matches no VG is reported (after the scan's problems, which may be why) and fails the
+ * command. Each selected VG is opened with `mode` and given to `fn`, which owns it (closes
+ * it, now or later) and returns an exit code; a VG that cannot be opened is reported.
+ * Returns ECMD_PROCESSED, or ECMD_FAILED when anything failed. */
+typedef int (*cli_vg_fn)(struct cli *c, struct ulvm_vg *vg, void *arg);
+int cli_each_vg(struct cli *c, char *const *args, int nargs, enum ulvm_lock_mode mode, cli_vg_fn fn,
+                void *arg);
 
 /* report.c */
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG };

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lvm/lvm.h"
+#include "../util/util.h"
 #include "cli.h"
 
 int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
@@ -147,7 +147,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			break;
 		case 'n': {
 			char why[128];
-			if (!lvm_name_valid(optarg, why, sizeof(why))) {
+			if (!ulvm_name_valid(optarg, why, sizeof(why))) {
 				fprintf(stderr, "  Logical volume name \"%s\" is invalid: %s\n",
 				        optarg, why);
 				return EINVALID_CMD_LINE;
@@ -337,8 +337,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	ulvm_lv_dm_name(vg->name, lv->name, dmname, sizeof(dmname));
 	if (ulvm_active_exists(dmname) && (r = cli_activate_lv(c, vg, lv, true)))
 		goto out;
-	format_size((uint64_t)old * vg->extent_size, 'h', true, true, b1, sizeof(b1));
-	format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b2, sizeof(b2));
+	ulvm_format_size((uint64_t)old * vg->extent_size, 'h', true, true, b1, sizeof(b1));
+	ulvm_format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b2, sizeof(b2));
 	cli_print("Size of logical volume %s/%s changed from %s (%u extents) to %s (%u extents).",
 	          vgn, lvn, b1, old, b2, lv->le_count);
 	cli_print("Logical volume %s/%s successfully resized.", vgn, lvn);
@@ -542,8 +542,8 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			printf("  LV Creation host, time %s, %s\n",
 			       lv->creation_host ? lv->creation_host : "", t);
 			printf("  LV Status              NOT available\n");
-			format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b,
-			            sizeof(b));
+			ulvm_format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true,
+			                 b, sizeof(b));
 			printf("  LV Size                %s\n", b);
 			printf("  Current LE             %u\n", lv->le_count);
 			printf("  Segments               %zu\n", lv->nsegs);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lvm/lvm.h"
+#include "../util/util.h"
 #include "cli.h"
 
 /* Options shared by pvcreate, vgcreate and vgextend. Returns 1 if handled. */
@@ -253,7 +253,7 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		di = &devs[d];
 		uuid_format(di->pv_uuid, u);
 		if (!pv) {
-			format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
+			ulvm_format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
 			printf("  \"%s\" is a new physical volume of \"%s\"\n", di->path, b1);
 		}
 		printf("  --- %sPhysical volume ---\n", pv ? "" : "NEW ");
@@ -262,24 +262,24 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		if (pv) {
 			uint64_t data = (uint64_t)pv->pe_count * vg->extent_size;
 			uint64_t devsz = di->size / SECTOR_SIZE;
-			format_size(devsz > data + pv->pe_start ? devsz : data + pv->pe_start, 'h',
-			            true, true, b1, sizeof(b1));
-			format_size(devsz > data + pv->pe_start ? devsz - data
-			                                        : data + pv->pe_start - devsz,
-			            'h', true, true, b2, sizeof(b2));
+			ulvm_format_size(devsz > data + pv->pe_start ? devsz : data + pv->pe_start,
+			                 'h', true, true, b1, sizeof(b1));
+			ulvm_format_size(devsz > data + pv->pe_start ? devsz - data
+			                                             : data + pv->pe_start - devsz,
+			                 'h', true, true, b2, sizeof(b2));
 			printf("  PV Size               %s / not usable %s\n", b1, b2);
 			printf(
 			    "  Allocatable           %s\n",
 			    ulvm_strlist_has(&pv->status, "ALLOCATABLE")
 			        ? (pv->pe_alloc_count == pv->pe_count ? "yes (but full)" : "yes ")
 			        : "NO");
-			format_size(vg->extent_size, 'h', true, true, b1, sizeof(b1));
+			ulvm_format_size(vg->extent_size, 'h', true, true, b1, sizeof(b1));
 			printf("  PE Size               %s\n", b1);
 			printf("  Total PE              %u\n", pv->pe_count);
 			printf("  Free PE               %u\n", pv->pe_count - pv->pe_alloc_count);
 			printf("  Allocated PE          %u\n", pv->pe_alloc_count);
 		} else {
-			format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
+			ulvm_format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
 			printf("  PV Size               %s\n", b1);
 			printf("  Allocatable           NO\n");
 			printf("  PE Size               0   \n");
@@ -315,31 +315,32 @@ int cmd_pvck(struct cli *c, int argc, char **argv)
 	if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
 		return cli_fail(r);
 	for (size_t d = 0; d < ndevs; d++) {
-		struct dev_entry *de = &c->ctx->devs[d];
+		struct ulvm_label_info li;
 		bool sel = optind >= argc;
 
 		for (int i = optind; i < argc; i++)
 			sel |= !strcmp(argv[i], devs[d].path);
 		if (!sel)
 			continue;
-		if (!de->has_label) {
-			fprintf(stderr, "  %s\n", de->problem ? de->problem : "");
-			if (!de->problem)
-				fprintf(stderr, "  No LVM label found on %s\n", de->path);
+		if ((r = ulvm_dev_label_info(c->ctx, d, &li)))
+			return cli_fail(r);
+		if (!li.has_label) {
+			fprintf(stderr, "  %s\n", li.problem ? li.problem : "");
+			if (!li.problem)
+				fprintf(stderr, "  No LVM label found on %s\n", devs[d].path);
 			rc = ECMD_FAILED;
 			continue;
 		}
-		cli_print("Found label on %s, sector %u, type=LVM2 001", de->path,
-		          de->label.sector);
-		for (unsigned k = 0; k < de->nmdas; k++) {
-			if (de->mdas[k].problem) {
-				fprintf(stderr, "  %s\n", de->mdas[k].problem);
+		cli_print("Found label on %s, sector %u, type=LVM2 001", devs[d].path, li.sector);
+		for (unsigned k = 0; k < li.nmdas; k++) {
+			if (li.mdas[k].problem) {
+				fprintf(stderr, "  %s\n", li.mdas[k].problem);
 				rc = ECMD_FAILED;
 				continue;
 			}
 			cli_print("Found text metadata area: offset=%llu, size=%llu",
-			          (unsigned long long)de->label.mdas[k].offset,
-			          (unsigned long long)de->label.mdas[k].size);
+			          (unsigned long long)li.mdas[k].offset,
+			          (unsigned long long)li.mdas[k].size);
 		}
 	}
 	return rc;

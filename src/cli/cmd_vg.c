@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lvm/lvm.h"
+#include "../util/util.h"
 #include "cli.h"
 
 int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o);
@@ -266,13 +266,54 @@ int cmd_vgs(struct cli *c, int argc, char **argv)
 	return report_cmd(c, argc, argv, REPORT_VG);
 }
 
+static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	char u[UUID_STR_LEN + 1], b[64];
+	size_t open_lvs = 0;
+	uint64_t tot, fr;
+
+	(void)c;
+	(void)arg;
+	for (size_t l = 0; l < vg->nlvs; l++)
+		open_lvs += ulvm_lv_visible(vg->lvs[l]);
+	tot = ulvm_vg_total_extents(vg);
+	fr = ulvm_vg_free_extents(vg);
+	uuid_format(vg->uuid, u);
+	printf("  --- Volume group ---\n");
+	printf("  VG Name               %s\n", vg->name);
+	printf("  System ID             \n");
+	printf("  Format                lvm2\n");
+	printf("  Metadata Areas        %zu\n", vg->npvs);
+	printf("  Metadata Sequence No  %u\n", vg->seqno);
+	printf("  VG Access             %s\n",
+	       ulvm_strlist_has(&vg->status, "WRITE") ? "read/write" : "read");
+	printf("  VG Status             %s\n",
+	       ulvm_strlist_has(&vg->status, "RESIZEABLE") ? "resizable" : "");
+	printf("  MAX LV                %u\n", vg->max_lv);
+	printf("  Cur LV                %zu\n", open_lvs);
+	printf("  Open LV               0\n");
+	printf("  Max PV                %u\n", vg->max_pv);
+	printf("  Cur PV                %zu\n", vg->npvs);
+	printf("  Act PV                %zu\n", vg->npvs);
+	ulvm_format_size(tot * vg->extent_size, 'h', true, true, b, sizeof(b));
+	printf("  VG Size               %s\n", b);
+	ulvm_format_size(vg->extent_size, 'h', true, true, b, sizeof(b));
+	printf("  PE Size               %s\n", b);
+	printf("  Total PE              %llu\n", (unsigned long long)tot);
+	ulvm_format_size((tot - fr) * vg->extent_size, 'h', true, true, b, sizeof(b));
+	printf("  Alloc PE / Size       %llu / %s\n", (unsigned long long)(tot - fr), b);
+	ulvm_format_size(fr * vg->extent_size, 'h', true, true, b, sizeof(b));
+	printf("  Free  PE / Size       %llu / %s\n", (unsigned long long)fr, b);
+	printf("  VG UUID               %s\n   \n", u);
+	ulvm_vg_close(vg);
+	return ECMD_PROCESSED;
+}
+
 int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
-	char **copy;
-	size_t n;
-	int opt, r, rc = ECMD_PROCESSED;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
 		if (opt == 'C') {
@@ -282,58 +323,23 @@ int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_vg_names(c, &copy, &n)))
-		return cli_fail(r);
-	for (size_t i = 0; i < n; i++) {
-		struct ulvm_vg *vg;
-		char u[UUID_STR_LEN + 1], b[64];
-		bool sel = optind >= argc;
-		size_t open_lvs = 0;
-		uint64_t tot, fr;
+	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_READ, vgdisplay_one, NULL);
+}
 
-		for (int a = optind; a < argc; a++)
-			sel |= !strcmp(argv[a], copy[i]);
-		if (!sel || !copy[i])
-			continue;
-		if ((r = ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))) {
-			cli_fail(r);
-			rc = ECMD_FAILED;
-			continue;
-		}
-		for (size_t l = 0; l < vg->nlvs; l++)
-			open_lvs += ulvm_lv_visible(vg->lvs[l]);
-		tot = ulvm_vg_total_extents(vg);
-		fr = ulvm_vg_free_extents(vg);
-		uuid_format(vg->uuid, u);
-		printf("  --- Volume group ---\n");
-		printf("  VG Name               %s\n", vg->name);
-		printf("  System ID             \n");
-		printf("  Format                lvm2\n");
-		printf("  Metadata Areas        %zu\n", vg->npvs);
-		printf("  Metadata Sequence No  %u\n", vg->seqno);
-		printf("  VG Access             %s\n",
-		       ulvm_strlist_has(&vg->status, "WRITE") ? "read/write" : "read");
-		printf("  VG Status             %s\n",
-		       ulvm_strlist_has(&vg->status, "RESIZEABLE") ? "resizable" : "");
-		printf("  MAX LV                %u\n", vg->max_lv);
-		printf("  Cur LV                %zu\n", open_lvs);
-		printf("  Open LV               0\n");
-		printf("  Max PV                %u\n", vg->max_pv);
-		printf("  Cur PV                %zu\n", vg->npvs);
-		printf("  Act PV                %zu\n", vg->npvs);
-		format_size(tot * vg->extent_size, 'h', true, true, b, sizeof(b));
-		printf("  VG Size               %s\n", b);
-		format_size(vg->extent_size, 'h', true, true, b, sizeof(b));
-		printf("  PE Size               %s\n", b);
-		printf("  Total PE              %llu\n", (unsigned long long)tot);
-		format_size((tot - fr) * vg->extent_size, 'h', true, true, b, sizeof(b));
-		printf("  Alloc PE / Size       %llu / %s\n", (unsigned long long)(tot - fr), b);
-		format_size(fr * vg->extent_size, 'h', true, true, b, sizeof(b));
-		printf("  Free  PE / Size       %llu / %s\n", (unsigned long long)fr, b);
-		printf("  VG UUID               %s\n   \n", u);
-		ulvm_vg_close(vg);
+static int vgck_one(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	bool update = *(const bool *)arg;
+	int problems = ulvm_vg_check(vg), r, rc = ECMD_PROCESSED;
+
+	if (problems && update) {
+		if ((r = ulvm_vg_commit(vg, cli_description(c))))
+			rc = cli_fail(r);
+		else
+			cli_print("Updated metadata of VG %s to seqno %u", vg->name, vg->seqno);
+	} else if (problems) {
+		rc = ECMD_FAILED;
 	}
-	cli_free_names(copy, n);
+	ulvm_vg_close(vg);
 	return rc;
 }
 
@@ -341,10 +347,8 @@ int cmd_vgck(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"updatemetadata", no_argument, NULL, 6000}, {0}};
-	char **copy;
-	size_t n;
 	bool update = false;
-	int opt, r, rc = ECMD_PROCESSED;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
 		if (opt == 6000) {
@@ -354,47 +358,43 @@ int cmd_vgck(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_vg_names(c, &copy, &n)))
-		return cli_fail(r);
-	for (int a = optind; a < argc; a++) {
-		bool found = false;
-		for (size_t i = 0; i < n; i++)
-			found |= !strcmp(copy[i], argv[a]);
-		if (!found) {
-			fprintf(stderr, "  Volume group \"%s\" not found\n", argv[a]);
-			rc = ECMD_FAILED;
-		}
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct ulvm_vg *vg;
-		bool sel = optind >= argc;
-		int problems;
+	return cli_each_vg(c, argv + optind, argc - optind,
+	                   update ? ULVM_LOCK_WRITE : ULVM_LOCK_READ, vgck_one, &update);
+}
 
-		for (int a = optind; a < argc; a++)
-			sel |= !strcmp(argv[a], copy[i]);
-		if (!sel)
-			continue;
-		if ((r = ulvm_vg_open(c->ctx, copy[i], update ? ULVM_LOCK_WRITE : ULVM_LOCK_READ,
-		                      &vg))) {
-			cli_fail(r);
-			rc = ECMD_FAILED;
-			continue;
-		}
-		problems = ulvm_vg_check(vg);
-		if (problems && update) {
-			if ((r = ulvm_vg_commit(vg, cli_description(c)))) {
-				cli_fail(r);
-				rc = ECMD_FAILED;
-			} else {
-				cli_print("Updated metadata of VG %s to seqno %u", vg->name,
-				          vg->seqno);
-			}
-		} else if (problems) {
-			rc = ECMD_FAILED;
-		}
+static int vgcfgbackup_one(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	const char *file = arg;
+	char path[4096], *text = NULL, *name = strdup(vg->name);
+	int r, rc = ECMD_PROCESSED;
+	FILE *f;
+
+	if (!name) {
 		ulvm_vg_close(vg);
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
 	}
-	cli_free_names(copy, n);
+	if (file && strstr(file, "%s"))
+		snprintf(path, sizeof(path), file, name);
+	else if (file)
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		snprintf(path, sizeof(path), "/etc/lvm/backup/%s", name);
+	r = ulvm_vg_export_text(vg, true, cli_description(c), &text);
+	ulvm_vg_close(vg);
+	if (r) {
+		free(name);
+		return cli_fail(r);
+	}
+	if (!file)
+		mkdir("/etc/lvm", 0755), mkdir("/etc/lvm/backup", 0700);
+	if (!(f = fopen(path, "we")) || fputs(text, f) < 0 || fclose(f)) {
+		fprintf(stderr, "  %s: cannot write backup: %s\n", path, strerror(errno));
+		rc = ECMD_FAILED;
+	} else {
+		cli_print("Volume group \"%s\" successfully backed up.", name);
+	}
+	free(text);
+	free(name);
 	return rc;
 }
 
@@ -403,9 +403,7 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 	static const struct option lo[] = {
 	    COMMON_LONGOPTS, {"file", required_argument, NULL, 'F'}, {0}};
 	const char *file = NULL;
-	char **copy;
-	size_t n;
-	int opt, r, rc = ECMD_PROCESSED;
+	int opt;
 
 	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
 	while ((opt = getopt_long(argc, argv, "yvqhdf:", lo, NULL)) != -1) {
@@ -416,48 +414,8 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_vg_names(c, &copy, &n)))
-		return cli_fail(r);
-	for (size_t i = 0; i < n; i++) {
-		struct ulvm_vg *vg;
-		char path[4096], *text = NULL;
-		bool sel = optind >= argc;
-		FILE *f;
-
-		for (int a = optind; a < argc; a++)
-			sel |= !strcmp(argv[a], copy[i]);
-		if (!sel)
-			continue;
-		if ((r = ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))) {
-			cli_fail(r);
-			rc = ECMD_FAILED;
-			continue;
-		}
-		if (file && strstr(file, "%s"))
-			snprintf(path, sizeof(path), file, vg->name);
-		else if (file)
-			snprintf(path, sizeof(path), "%s", file);
-		else
-			snprintf(path, sizeof(path), "/etc/lvm/backup/%s", vg->name);
-		r = ulvm_vg_export_text(vg, true, cli_description(c), &text);
-		ulvm_vg_close(vg);
-		if (r) {
-			cli_fail(r);
-			rc = ECMD_FAILED;
-			continue;
-		}
-		if (!file)
-			mkdir("/etc/lvm", 0755), mkdir("/etc/lvm/backup", 0700);
-		if (!(f = fopen(path, "we")) || fputs(text, f) < 0 || fclose(f)) {
-			fprintf(stderr, "  %s: cannot write backup: %s\n", path, strerror(errno));
-			rc = ECMD_FAILED;
-		} else {
-			cli_print("Volume group \"%s\" successfully backed up.", copy[i]);
-		}
-		free(text);
-	}
-	cli_free_names(copy, n);
-	return rc;
+	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_READ, vgcfgbackup_one,
+	                   (void *)file);
 }
 
 static char *read_file(const char *path, size_t *len)

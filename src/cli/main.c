@@ -174,6 +174,70 @@ int cli_vg_names(struct cli *c, char ***out, size_t *n)
 	return 0;
 }
 
+/* The VG an argument names: "VG", "VG/LV" or "/dev/VG/LV". */
+static void arg_vg_name(const char *arg, char *vg, size_t len)
+{
+	char lv[256];
+
+	if (cli_split_lv(arg, vg, len, lv, sizeof(lv)))
+		snprintf(vg, len, "%s", arg);
+}
+
+static bool vg_named(const char *name, char *const *args, int nargs)
+{
+	char vg[256];
+
+	if (!nargs)
+		return true;
+	for (int i = 0; i < nargs; i++) {
+		arg_vg_name(args[i], vg, sizeof(vg));
+		if (!strcmp(vg, name))
+			return true;
+	}
+	return false;
+}
+
+int cli_each_vg(struct cli *c, char *const *args, int nargs, enum ulvm_lock_mode mode, cli_vg_fn fn,
+                void *arg)
+{
+	char **names, vg[256];
+	size_t n;
+	int r, rc = ECMD_PROCESSED;
+
+	if ((r = cli_vg_names(c, &names, &n)))
+		return cli_fail(r);
+	/* Damaged devices are reported once; for named VGs only those on their PVs (opening
+	 * each VG does that). */
+	if (!nargs)
+		ulvm_report_problems(c->ctx, NULL);
+	for (int a = 0; a < nargs; a++) {
+		bool found = false;
+		arg_vg_name(args[a], vg, sizeof(vg));
+		for (size_t i = 0; i < n && !found; i++)
+			found = !strcmp(names[i], vg);
+		if (!found) {
+			/* A damaged device may be why: say so first. */
+			ulvm_report_problems(c->ctx, NULL);
+			fprintf(stderr, "  Volume group \"%s\" not found\n", vg);
+			rc = ECMD_FAILED;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ulvm_vg *v;
+		if (!vg_named(names[i], args, nargs))
+			continue;
+		if ((r = ulvm_vg_open(c->ctx, names[i], mode, &v))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if (fn(c, v, arg) != ECMD_PROCESSED)
+			rc = ECMD_FAILED;
+	}
+	cli_free_names(names, n);
+	return rc;
+}
+
 void cli_free_names(char **names, size_t n)
 {
 	for (size_t i = 0; names && i < n; i++)

@@ -10,10 +10,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lvm/lvm.h"
+#include "../util/util.h"
 #include "cli.h"
 
+/* The active devices' names, read once per report (sorted). */
+struct active_set {
+	const char **names;
+	size_t n;
+};
+
 struct row {
+	const struct active_set *active;
 	struct ulvm_vg *vg;
 	struct ulvm_pv *pv;
 	const struct ulvm_dev_info *dev;
@@ -35,7 +42,7 @@ struct field {
 
 void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len)
 {
-	format_size(sectors, c->units ? c->units : 'r', !c->nosuffix, false, buf, len);
+	ulvm_format_size(sectors, c->units ? c->units : 'r', !c->nosuffix, false, buf, len);
 }
 
 static void put_size(struct cli *c, struct strbuf *o, uint64_t sectors)
@@ -456,24 +463,17 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Whether the LV has an active device: the list of active devices is read once. */
-static bool lv_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+/* Whether the LV has an active device. */
+static bool lv_active(const struct row *r)
 {
-	static const char **names;
-	static size_t n;
-	static bool loaded;
 	char name[300];
 	const char *key = name;
 
-	if (!loaded) {
-		loaded = true;
-		if (ulvm_active_list(&names, &n))
-			n = 0;
-	}
-	if (!n)
+	if (!r->active || !r->active->n)
 		return false;
-	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
-	return bsearch(&key, names, n, sizeof(*names), cmp_str) != NULL;
+	ulvm_lv_dm_name(r->vg->name, r->lv->name, name, sizeof(name));
+	return bsearch(&key, r->active->names, r->active->n, sizeof(*r->active->names), cmp_str) !=
+	       NULL;
 }
 
 static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
@@ -487,7 +487,7 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	sb_putc(o, ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
 	sb_putc(o, 'i'); /* allocation policy: inherited */
 	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
-	sb_putc(o, lv_active(r->vg, lv) ? 'a' : '-');
+	sb_putc(o, lv_active(r) ? 'a' : '-');
 	sb_putc(o, '-'); /* not open */
 	sb_putc(o, info.target);
 	sb_putc(o, info.zero ? 'z' : '-');
@@ -549,7 +549,7 @@ static void f_lv_layout(struct cli *c, const struct row *r, struct strbuf *o)
 static void f_lv_active(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	if (lv_active(r->vg, r->lv))
+	if (lv_active(r))
 		sb_puts(o, "active");
 }
 static void f_lv_time(struct cli *c, const struct row *r, struct strbuf *o)
@@ -874,36 +874,39 @@ struct sort_key {
 	uint64_t n;    /* size and number fields */
 };
 
-static const struct field *sort_keys[8];
-static bool sort_desc[8];
-static size_t nsort_keys;
-static const struct sort_key *sort_vals; /* nrows * nsort_keys */
+struct sort_spec {
+	const struct field *keys[8];
+	bool desc[8];
+	size_t nkeys;
+	const struct sort_key *vals; /* nrows * nkeys */
+};
 
-static int cmp_rows(const void *a, const void *b)
+static int cmp_rows(const void *a, const void *b, void *arg)
 {
+	const struct sort_spec *sp = arg;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	for (size_t k = 0; k < nsort_keys; k++) {
-		const struct sort_key *kx = &sort_vals[x * nsort_keys + k];
-		const struct sort_key *ky = &sort_vals[y * nsort_keys + k];
+	for (size_t k = 0; k < sp->nkeys; k++) {
+		const struct sort_key *kx = &sp->vals[x * sp->nkeys + k];
+		const struct sort_key *ky = &sp->vals[y * sp->nkeys + k];
 		int d;
 
-		if (sort_keys[k]->type == F_STR)
+		if (sp->keys[k]->type == F_STR)
 			d = strcmp(kx->s, ky->s);
 		else
 			d = kx->n < ky->n ? -1 : kx->n > ky->n;
 		if (d)
-			return sort_desc[k] ? -d : d;
+			return sp->desc[k] ? -d : d;
 	}
 	/* Stable on ties: keep discovery order. */
 	return x < y ? -1 : x > y;
 }
 
 /* Order t->rows by the sort keys. */
-static int sort_rows(struct cli *c, struct table *t)
+static int sort_rows(struct cli *c, struct table *t, struct sort_spec *sp)
 {
 	struct cli numeric = *c;
-	struct sort_key *vals = calloc(t->nrows * nsort_keys + 1, sizeof(*vals));
+	struct sort_key *vals = calloc(t->nrows * sp->nkeys + 1, sizeof(*vals));
 	size_t *order = calloc(t->nrows + 1, sizeof(*order)), *offs = NULL;
 	struct row *sorted = calloc(t->nrows + 1, sizeof(*sorted));
 	struct strbuf pool, cell;
@@ -914,15 +917,15 @@ static int sort_rows(struct cli *c, struct table *t)
 	numeric.nosuffix = true;
 	sb_init(&pool);
 	sb_init(&cell);
-	offs = calloc(t->nrows * nsort_keys + 1, sizeof(*offs));
+	offs = calloc(t->nrows * sp->nkeys + 1, sizeof(*offs));
 	if (!vals || !order || !sorted || !offs) {
 		r = ulvm_error(-ENOMEM, "out of memory");
 		goto out;
 	}
 	for (size_t i = 0; i < t->nrows; i++) {
 		order[i] = i;
-		for (size_t k = 0; k < nsort_keys; k++) {
-			const struct field *f = sort_keys[k];
+		for (size_t k = 0; k < sp->nkeys; k++) {
+			const struct field *f = sp->keys[k];
 			sb_reset(&cell);
 			/* LVM2 sorts hidden LVs by their name, not by the "[name]" shown. */
 			if (f->get == f_lv_name)
@@ -930,10 +933,10 @@ static int sort_rows(struct cli *c, struct table *t)
 			else
 				f->get(f->type == F_STR ? c : &numeric, &t->rows[i], &cell);
 			if (f->type == F_STR) {
-				offs[i * nsort_keys + k] = pool.len;
+				offs[i * sp->nkeys + k] = pool.len;
 				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);
 			} else {
-				vals[i * nsort_keys + k].n =
+				vals[i * sp->nkeys + k].n =
 				    strtoull(cell.buf ? cell.buf : "0", NULL, 10);
 			}
 		}
@@ -942,16 +945,16 @@ static int sort_rows(struct cli *c, struct table *t)
 		r = ulvm_error(-ENOMEM, "out of memory");
 		goto out;
 	}
-	for (size_t i = 0; i < t->nrows * nsort_keys; i++)
-		if (sort_keys[i % nsort_keys]->type == F_STR)
+	for (size_t i = 0; i < t->nrows * sp->nkeys; i++)
+		if (sp->keys[i % sp->nkeys]->type == F_STR)
 			vals[i].s = pool.buf + offs[i];
-	sort_vals = vals;
-	qsort(order, t->nrows, sizeof(*order), cmp_rows);
+	sp->vals = vals;
+	qsort_r(order, t->nrows, sizeof(*order), cmp_rows, sp);
 	for (size_t i = 0; i < t->nrows; i++)
 		sorted[i] = t->rows[order[i]];
 	memcpy(t->rows, sorted, t->nrows * sizeof(*sorted));
 out:
-	sort_vals = NULL;
+	sp->vals = NULL;
 	free(vals);
 	free(order);
 	free(offs);
@@ -1064,19 +1067,6 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 	sb_free(&o);
 }
 
-static bool vg_selected(struct cli *c, const char *name)
-{
-	if (!c->nargs)
-		return true;
-	for (int i = 0; i < c->nargs; i++) {
-		const char *a = c->args[i];
-		size_t n = strlen(name);
-		if (!strcmp(a, name) || (!strncmp(a, name, n) && a[n] == '/'))
-			return true;
-	}
-	return false;
-}
-
 static bool lv_selected(struct cli *c, const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 {
 	if (!c->nargs)
@@ -1090,6 +1080,27 @@ static bool lv_selected(struct cli *c, const struct ulvm_vg *vg, const struct ul
 			return true;
 	}
 	return false;
+}
+
+/* The VGs of a report, open while its rows refer to them. */
+struct vg_set {
+	struct ulvm_vg **v;
+	size_t n;
+};
+
+static int collect_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	struct vg_set *set = arg;
+	struct ulvm_vg **nv = realloc(set->v, (set->n + 1) * sizeof(*nv));
+
+	(void)c;
+	if (!nv) {
+		ulvm_vg_close(vg);
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	}
+	set->v = nv;
+	set->v[set->n++] = vg;
+	return ECMD_PROCESSED;
 }
 
 int report_run(struct cli *c, enum report_type type)
@@ -1107,12 +1118,14 @@ int report_run(struct cli *c, enum report_type type)
 	                                           [REPORT_LV] = "vg_name,lv_name",
 	                                           [REPORT_SEG] = "vg_name,lv_name,seg_start"};
 	struct table t = {0};
-	struct ulvm_vg **vgs = NULL;
-	const char *const *names;
-	size_t nnames = 0, nvgs = 0;
+	struct vg_set set = {0};
+	struct ulvm_vg **vgs;
+	size_t nvgs;
+	struct active_set active = {0};
+	struct sort_spec sp = {0};
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
-	int r, rc = ECMD_PROCESSED;
+	int r, rc;
 	bool replaced = false;
 
 	if (c->segments && type == REPORT_LV)
@@ -1134,49 +1147,19 @@ int report_run(struct cli *c, enum report_type type)
 		fprintf(stderr, "  WARNING: no devices given: use --devices PATH[,PATH...], "
 		                "--devicesfile FILE or $ULVM_DEVICES (ulvm never scans the host's "
 		                "/dev).\n");
-	if ((r = ulvm_vg_names(c->ctx, &names, &nnames)))
-		return cli_fail(r);
-	/* Damaged devices are reported once; for named VGs only those on their PVs (reading
-	 * each VG does that). */
-	if (type == REPORT_PV || !c->nargs)
-		ulvm_report_problems(c->ctx, NULL);
-	/* Copy the names: opening a VG rescans and replaces the list. */
-	char **namecopy = calloc(nnames + 1, sizeof(char *));
-	vgs = calloc(nnames + 1, sizeof(*vgs));
-	if (!namecopy || !vgs)
-		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
-	for (size_t i = 0; i < nnames; i++)
-		namecopy[i] = strdup(names[i]);
-	for (int i = 0; type != REPORT_PV && i < c->nargs; i++) {
-		char vgn[256], lvn[256];
-		bool found = false;
-		if (cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)))
-			snprintf(vgn, sizeof(vgn), "%s", c->args[i]);
-		for (size_t k = 0; k < nnames; k++)
-			found |= !strcmp(namecopy[k], vgn);
-		if (!found) {
-			/* A damaged device may be why: say so first. */
-			ulvm_report_problems(c->ctx, NULL);
-			fprintf(stderr, "  Volume group \"%s\" not found\n", vgn);
-			rc = ECMD_FAILED;
-		}
-	}
-	for (size_t i = 0; i < nnames; i++) {
-		if (type != REPORT_PV && !vg_selected(c, namecopy[i]))
-			continue;
-		if ((r = ulvm_vg_open(c->ctx, namecopy[i], ULVM_LOCK_READ, &vgs[nvgs]))) {
-			fprintf(stderr, "  %s\n", ulvm_last_error());
-			rc = ECMD_FAILED;
-			continue;
-		}
-		nvgs++;
-	}
+	/* A PV report's arguments are devices: it reads every VG. */
+	rc = cli_each_vg(c, c->args, type == REPORT_PV ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg,
+	                 &set);
+	vgs = set.v;
+	nvgs = set.n;
+	if (type != REPORT_PV && type != REPORT_VG && ulvm_active_list(&active.names, &active.n))
+		active.n = 0;
 	/* Rows. */
 	if (type == REPORT_PV) {
 		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
 			return cli_fail(r);
 		for (size_t d = 0; d < ndevs; d++) {
-			struct row row = {.dev = &devs[d]};
+			struct row row = {.active = &active, .dev = &devs[d]};
 			if (!devs[d].is_pv)
 				continue;
 			if (c->nargs) {
@@ -1201,7 +1184,8 @@ int report_run(struct cli *c, enum report_type type)
 		for (size_t v = 0; v < nvgs; v++)
 			for (size_t p = 0; p < vgs[v]->npvs; p++)
 				if (!vgs[v]->pvs[p]->device && !c->nargs) {
-					struct row row = {.vg = vgs[v], .pv = vgs[v]->pvs[p]};
+					struct row row = {
+					    .active = &active, .vg = vgs[v], .pv = vgs[v]->pvs[p]};
 					static struct ulvm_dev_info missing = {.path = "[unknown]"};
 					row.dev = &missing;
 					add_row(&t, &row);
@@ -1210,7 +1194,7 @@ int report_run(struct cli *c, enum report_type type)
 		for (size_t v = 0; v < nvgs; v++) {
 			struct ulvm_vg *vg = vgs[v];
 			if (type == REPORT_VG) {
-				struct row row = {.vg = vg};
+				struct row row = {.active = &active, .vg = vg};
 				add_row(&t, &row);
 				continue;
 			}
@@ -1228,22 +1212,23 @@ int report_run(struct cli *c, enum report_type type)
 					continue;
 				if (type == REPORT_SEG) {
 					for (size_t s = 0; s < lv->nsegs; s++) {
-						struct row row = {
-						    .vg = vg, .lv = lv, .seg = &lv->segs[s]};
+						struct row row = {.active = &active,
+						                  .vg = vg,
+						                  .lv = lv,
+						                  .seg = &lv->segs[s]};
 						add_row(&t, &row);
 					}
 				} else {
-					struct row row = {.vg = vg, .lv = lv};
+					struct row row = {.active = &active, .vg = vg, .lv = lv};
 					add_row(&t, &row);
 				}
 			}
 		}
 	}
 	/* Sort. */
-	nsort_keys = 0;
 	{
 		char *spec = strdup(c->sort ? c->sort : default_sort[type]), *save = NULL, *tok;
-		for (tok = spec ? strtok_r(spec, ",", &save) : NULL; tok && nsort_keys < 8;
+		for (tok = spec ? strtok_r(spec, ",", &save) : NULL; tok && sp.nkeys < 8;
 		     tok = strtok_r(NULL, ",", &save)) {
 			bool desc = *tok == '-';
 			const struct field *f = find_field(tok + (desc || *tok == '+'), type);
@@ -1251,12 +1236,12 @@ int report_run(struct cli *c, enum report_type type)
 				free(spec);
 				return cli_fail(ulvm_error(-EINVAL, "Unrecognised field: %s", tok));
 			}
-			sort_desc[nsort_keys] = desc;
-			sort_keys[nsort_keys++] = f;
+			sp.desc[sp.nkeys] = desc;
+			sp.keys[sp.nkeys++] = f;
 		}
 		free(spec);
 	}
-	if (t.nrows && (r = sort_rows(c, &t)))
+	if (t.nrows && (r = sort_rows(c, &t, &sp)))
 		return cli_fail(r);
 	/* Cells: every value is appended, NUL-terminated, to one pool; building each in a
 	 * strbuf of its own would touch a fresh 256-byte buffer per cell. */
@@ -1290,8 +1275,7 @@ int report_run(struct cli *c, enum report_type type)
 	for (size_t v = 0; v < nvgs; v++)
 		ulvm_vg_close(vgs[v]);
 	free(vgs);
-	for (size_t i = 0; i < nnames; i++)
-		free(namecopy[i]);
-	free(namecopy);
+	if (active.n)
+		ulvm_active_list_free(active.names, active.n);
 	return rc;
 }

@@ -538,6 +538,27 @@ int ulvm_scan(struct ulvm_ctx *ctx, const struct ulvm_dev_info **devs, size_t *n
 	return 0;
 }
 
+int ulvm_dev_label_info(struct ulvm_ctx *ctx, size_t index, struct ulvm_label_info *out)
+{
+	const struct dev_entry *d;
+
+	memset(out, 0, sizeof(*out));
+	if (!ctx->scanned || index >= ctx->ndevs)
+		return ulvm_error(-EINVAL, "device %zu: not among the %zu scanned devices", index,
+		                  ctx->scanned ? ctx->ndevs : 0);
+	d = &ctx->devs[index];
+	out->has_label = d->has_label;
+	out->problem = d->problem;
+	out->sector = d->label.sector;
+	for (unsigned k = 0; d->has_label && k < d->nmdas && k < ARRAY_SIZE(out->mdas); k++) {
+		out->mdas[k].offset = d->label.mdas[k].offset;
+		out->mdas[k].size = d->label.mdas[k].size;
+		out->mdas[k].problem = d->mdas[k].problem;
+		out->nmdas = k + 1;
+	}
+	return 0;
+}
+
 int ulvm_vg_names(struct ulvm_ctx *ctx, const char *const **names, size_t *n)
 {
 	int r = ctx_scan(ctx);

@@ -355,6 +355,11 @@ bool lvm_name_valid(const char *name, char *why, size_t whylen)
 	return true;
 }
 
+bool ulvm_name_valid(const char *name, char *why, size_t whylen)
+{
+	return lvm_name_valid(name, why, whylen);
+}
+
 static bool node_refers_to(const struct cfg_node *n, const char *name)
 {
 	for (; n; n = n->next) {

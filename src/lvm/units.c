@@ -124,3 +124,9 @@ int ulvm_parse_size(const char *s, char def_unit, uint64_t *sectors)
 	*sectors = (bytes + SECTOR_SIZE - 1) / SECTOR_SIZE;
 	return 0;
 }
+
+void ulvm_format_size(uint64_t sectors, char unit, bool suffix, bool long_form, char *buf,
+                      size_t len)
+{
+	format_size(sectors, unit, suffix, long_form, buf, len);
+}
