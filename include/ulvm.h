@@ -299,6 +299,11 @@ void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulv
  * doubled inside names). */
 int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **table);
 void ulvm_lv_dm_name(const char *vg, const char *lv, char *out, size_t len);
+/* The inverse of ulvm_lv_dm_name: false when `dm` is not of the form VG-LV. */
+bool ulvm_dm_name_split(const char *dm, char *vg, size_t vglen, char *lv, size_t lvlen);
+/* The UUID LVM2 gives an LV's device: "LVM-" + VG uuid + LV uuid, without dashes. */
+#define ULVM_DM_UUID_LEN 129
+void ulvm_lv_dm_uuid(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *out, size_t len);
 
 struct ulvm_dev;
 
@@ -310,6 +315,16 @@ int ulvm_dev_open_table(struct ulvm_ctx *ctx, const char *name, const char *tabl
                         struct ulvm_dev **out);
 /* Waits for the device's I/O to finish, then removes it. */
 void ulvm_dev_close(struct ulvm_dev *dev);
+/* Open counts, as `dmsetup info` shows them: each user of a device beyond the handle that
+ * built it (an NBD connection, an open FUSE file, a caller of the C API) holds it, and
+ * deactivation refuses a held device. ulvm_dev_open_count() is the number of holds. */
+void ulvm_dev_hold(struct ulvm_dev *dev);
+void ulvm_dev_unhold(struct ulvm_dev *dev);
+unsigned ulvm_dev_open_count(const struct ulvm_dev *dev);
+/* Become the one owner of the device among processes (an exclusive lock on its name in the
+ * runtime directory, kept until ulvm_dev_close): -EBUSY, naming the holder's pid and command,
+ * when another process owns it. ulvm_active_open and ulvm_dev_open_lv do this themselves. */
+int ulvm_dev_own(struct ulvm_dev *dev);
 uint64_t ulvm_dev_size(const struct ulvm_dev *dev); /* bytes */
 unsigned ulvm_dev_sector_size(const struct ulvm_dev *dev);
 const char *ulvm_dev_name(const struct ulvm_dev *dev);
@@ -373,6 +388,27 @@ bool ulvm_ctx_io_ready(struct ulvm_ctx *ctx);
  * ($ULVM_RUN_DIR, /run/ulvm, or /tmp/ulvm-run-<uid>). Tables are checked (arguments, lower
  * devices) before they are recorded. */
 int ulvm_active_create(struct ulvm_ctx *ctx, const char *name, const char *table);
+/* With a UUID (unique among active devices; LVs get ulvm_lv_dm_uuid's, as in LVM2). */
+int ulvm_active_create_uuid(struct ulvm_ctx *ctx, const char *name, const char *uuid,
+                            const char *table);
+/* The recorded UUID ("" when none). */
+int ulvm_active_uuid(const char *name, char *out, size_t len);
+/* 0 when the record can be used; -ESTALE when its backing devices are gone or were
+ * replaced since it was made (reported once as a warning naming it; never used for I/O;
+ * ulvm_active_remove clears it). */
+int ulvm_active_check(const char *name);
+/* Is the LV active: a usable record under its dm name with its dm UUID. A record under its
+ * name that is not its own (another LV's of an old VG of the same name) is stale: reported
+ * once, and the LV counts as inactive. */
+bool ulvm_lv_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+/* How many hold the device open (ulvm_dev_open_count in its owner, NBD connections of
+ * ulvmd, devices whose tables stack on it; a process owning it without ulvmd counts 1). */
+int ulvm_active_open_count(const char *name, unsigned *count);
+/* 0 when nothing holds device `name` open, else -EBUSY with LVM2's message ("Logical volume
+ * VG/LV in use.", or "... is used by another device." when a table stacks on it). */
+int ulvm_active_busy(const char *name);
+/* Whether a process owns device `name` (ulvm_dev_own), and which: "pid N (COMMAND)". */
+bool ulvm_active_owner(const char *name, char *who, size_t len);
 int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name);
 int ulvm_active_load(struct ulvm_ctx *ctx, const char *name, const char *table);
 /* suspend = false resumes: a loaded table becomes the live one. */
@@ -381,8 +417,12 @@ int ulvm_active_info(const char *name, char **table, char **inactive, bool *susp
 bool ulvm_active_exists(const char *name);
 int ulvm_active_list(const char ***names, size_t *n);
 void ulvm_active_list_free(const char **names, size_t n);
-/* Build an active device (and the active devices it stacks on) in this process. */
+/* Build an active device (and the active devices it stacks on) in this process and own it
+ * (ulvm_dev_own): -ESTALE for a stale record, -EBUSY when another process owns it. While
+ * ulvmd runs it owns every active device: use its NBD export instead. */
 int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out);
+/* Build a device from a table without owning it (checks, status of stateless targets; the
+ * daemon owns what it builds). Refuses a stale record's table. */
 int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
                            struct ulvm_dev **out);
 
@@ -392,6 +432,8 @@ struct ulvm_active_hooks {
 	int (*load)(void *arg, const char *name, const char *table);
 	int (*suspend)(void *arg, const char *name, bool suspend); /* false: resume */
 	int (*remove)(void *arg, const char *name);                /* -EBUSY while open */
+	/* -ENODEV from remove and open_count: the daemon does not hold that device. */
+	int (*open_count)(void *arg, const char *name, unsigned *count);
 	void *arg;
 };
 void ulvm_active_set_hooks(const struct ulvm_active_hooks *hooks);

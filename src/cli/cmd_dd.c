@@ -2,6 +2,10 @@
  * `ulvm dd`: GNU dd's operands where they apply, with if=/of= naming a file, an LV as VG/LV
  * (the active device if it is active, else activated in this process), or an active mapped
  * device by name. Ends with dd's closing lines (records in/out, bytes, seconds, rate).
+ *
+ * One owner per device: while ulvmd runs, an active device is reached through the daemon's
+ * NBD export (it holds the device; this is one more NBD connection, so the device counts as
+ * open); without it, dd owns the device in this process for as long as it runs.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +18,7 @@
 
 #include "../util/util.h"
 #include "cli.h"
+#include "nbd_client.h"
 
 struct endpoint {
 	const char *name;
@@ -21,9 +26,68 @@ struct endpoint {
 	bool seekable; /* fd: offsets are absolute (else read/write in sequence) */
 	uint64_t base; /* fd: the position it had when dd started (stdin/stdout) */
 	struct ulvm_dev *dev;
-	bool borrowed; /* dev is the other endpoint's (same volume): not closed twice */
-	uint64_t size; /* devices: bytes */
+	bool borrowed;         /* dev is the other endpoint's (same volume): not closed twice */
+	struct nbd_client nbd; /* or a device of ulvmd's, through its NBD export */
+	bool remote;
+	uint64_t size; /* volumes: bytes */
 };
+
+static bool is_volume(const struct endpoint *ep)
+{
+	return ep->dev || ep->remote;
+}
+
+static int vol_pread(struct endpoint *ep, void *buf, size_t len, uint64_t off)
+{
+	return ep->remote ? nbd_client_pread(&ep->nbd, buf, len, off)
+	                  : ulvm_dev_pread(ep->dev, buf, len, off);
+}
+
+static int vol_pwrite(struct endpoint *ep, const void *buf, size_t len, uint64_t off)
+{
+	return ep->remote ? nbd_client_pwrite(&ep->nbd, buf, len, off)
+	                  : ulvm_dev_pwrite(ep->dev, buf, len, off, false);
+}
+
+static int vol_flush(struct endpoint *ep)
+{
+	return ep->remote ? nbd_client_flush(&ep->nbd) : ulvm_dev_flush(ep->dev);
+}
+
+/* Device `dm` of a running ulvmd, through its NBD Unix socket; -ENOTCONN without one. */
+static int open_remote(const char *dm, struct endpoint *ep)
+{
+	char *path = NULL;
+	int r = ulvm_control_call("nbd", NULL, NULL, &path);
+
+	if (r == -ENOTCONN)
+		return r;
+	if (r)
+		return ulvm_error(r, "dd: ulvmd holds %s, and %s", dm, ulvm_last_error());
+	path[strcspn(path, "\n")] = '\0';
+	if (!(r = nbd_client_open(path, dm, &ep->nbd))) {
+		ep->remote = true;
+		ep->size = ep->nbd.size;
+	}
+	free(path);
+	return r;
+}
+
+/* Is VG/LV active (its own device, by UUID)? A stale record under its name is not. When
+ * the VG cannot be read (its PVs not given), the record alone decides. */
+static bool lv_is_active(struct cli *c, const char *vg, const char *lv, const char *dm)
+{
+	struct ulvm_vg *v;
+	struct ulvm_lv *l;
+	bool active = false;
+
+	if (ulvm_vg_open(c->ctx, vg, ULVM_LOCK_READ, &v))
+		return ulvm_active_exists(dm) && !ulvm_active_check(dm);
+	if ((l = ulvm_lv_find(v, lv)))
+		active = ulvm_lv_active(v, l);
+	ulvm_vg_close(v);
+	return active;
+}
 
 struct dd_opts {
 	const char *in, *out;
@@ -157,6 +221,7 @@ static int open_endpoint(struct cli *c, const char *name, bool output, const str
 {
 	char vg[256], lv[256], dmname[600];
 	const char *dev_name = NULL;
+	bool active = false;
 	struct stat st;
 	int r;
 
@@ -187,9 +252,13 @@ static int open_endpoint(struct cli *c, const char *name, bool output, const str
 	/* ...else an active mapped device, else an LV (its active device if it has one). */
 	if (ulvm_active_exists(name)) {
 		dev_name = name;
+		if ((r = ulvm_active_check(name)))
+			return r;
+		active = true;
 	} else if (!cli_split_lv(name, vg, sizeof(vg), lv, sizeof(lv))) {
 		ulvm_lv_dm_name(vg, lv, dmname, sizeof(dmname));
 		dev_name = dmname;
+		active = lv_is_active(c, vg, lv, dmname);
 	} else {
 		return ulvm_error(-ENOENT, "dd: '%s': no such file, LV or mapped device", name);
 	}
@@ -197,7 +266,9 @@ static int open_endpoint(struct cli *c, const char *name, bool output, const str
 	if ((ep->dev = ulvm_dev_find(c->ctx, dev_name))) {
 		ep->borrowed = other && other->dev == ep->dev;
 		r = 0;
-	} else if (ulvm_active_exists(dev_name)) {
+	} else if (active && (r = open_remote(dev_name, ep)) != -ENOTCONN) {
+		return r;
+	} else if (active) {
 		r = ulvm_active_open(c->ctx, dev_name, &ep->dev);
 	} else {
 		r = ulvm_dev_open_lv(c->ctx, vg, lv, &ep->dev);
@@ -224,6 +295,8 @@ static void close_endpoint(struct endpoint *ep)
 {
 	if (ep->fd > STDERR_FILENO)
 		close(ep->fd);
+	if (ep->remote)
+		nbd_client_close(&ep->nbd);
 	if (!ep->borrowed)
 		ulvm_dev_close(ep->dev);
 }
@@ -233,12 +306,12 @@ static int64_t ep_read(struct endpoint *ep, void *buf, uint64_t len, uint64_t of
 {
 	uint64_t done = 0;
 
-	if (ep->dev) {
+	if (is_volume(ep)) {
 		int r;
 		if (off >= ep->size)
 			return 0;
 		len = MIN(len, ep->size - off);
-		r = ulvm_dev_pread(ep->dev, buf, len, off);
+		r = vol_pread(ep, buf, len, off);
 		return r ? r : (int64_t)len;
 	}
 	while (done < len) {
@@ -266,19 +339,19 @@ static int ep_write(struct endpoint *ep, uint8_t *buf, uint64_t len, uint64_t of
 	uint64_t done = 0;
 
 	*written = 0;
-	if (ep->dev) {
+	if (is_volume(ep)) {
 		uint64_t fit = off >= ep->size ? 0 : MIN(len, ep->size - off);
 		uint64_t whole = fit / SECTOR_SIZE * SECTOR_SIZE;
-		int r = whole ? ulvm_dev_pwrite(ep->dev, buf, whole, off, false) : 0;
+		int r = whole ? vol_pwrite(ep, buf, whole, off) : 0;
 
 		if (!r && fit > whole) {
 			uint8_t *sec = aligned_alloc(4096, 4096);
 			if (!sec)
 				return ulvm_error(-ENOMEM, "out of memory");
-			r = ulvm_dev_pread(ep->dev, sec, SECTOR_SIZE, off + whole);
+			r = vol_pread(ep, sec, SECTOR_SIZE, off + whole);
 			if (!r) {
 				memcpy(sec, buf + whole, (size_t)(fit - whole));
-				r = ulvm_dev_pwrite(ep->dev, sec, SECTOR_SIZE, off + whole, false);
+				r = vol_pwrite(ep, sec, SECTOR_SIZE, off + whole);
 			}
 			free(sec);
 		}
@@ -388,11 +461,11 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 		return cli_fail(r);
 	}
 	/* Everything is checked before the output file is touched. */
-	if (((in.dev || out.dev) && o.bs % 512)) {
+	if (((is_volume(&in) || is_volume(&out)) && o.bs % 512)) {
 		rc = cli_fail(ulvm_error(-EINVAL, "dd: bs must be a multiple of 512 for a volume"));
 		goto out;
 	}
-	if (!out.dev && !out.seekable && o.seek) {
+	if (!is_volume(&out) && !out.seekable && o.seek) {
 		rc = cli_fail(ulvm_error(-ESPIPE, "dd: '%s': cannot seek: Illegal seek", out.name));
 		goto out;
 	}
@@ -407,7 +480,7 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 		goto out;
 	}
 	/* An input that cannot seek is skipped by reading. */
-	for (uint64_t k = 0; !in.dev && !in.seekable && k < o.skip; k++) {
+	for (uint64_t k = 0; !is_volume(&in) && !in.seekable && k < o.skip; k++) {
 		int64_t n = ep_read(&in, buf, o.bs, 0);
 		if (n <= 0) {
 			if (n < 0)
@@ -417,7 +490,8 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 	}
 	t0 = last = now_s();
 	for (uint64_t blk = 0; rc == ECMD_PROCESSED && (!o.count_set || blk < o.count); blk++) {
-		uint64_t in_off = ((in.dev || in.seekable) ? o.skip + blk : blk) * o.bs, put = 0;
+		uint64_t in_off = ((is_volume(&in) || in.seekable) ? o.skip + blk : blk) * o.bs,
+		         put = 0;
 		int64_t n = ep_read(&in, buf, o.bs, in_off);
 
 		if (n < 0) {
@@ -448,11 +522,11 @@ int cmd_dd(struct cli *c, int argc, char **argv)
 			break;
 	}
 	if (rc == ECMD_PROCESSED && (o.conv_fsync || o.conv_fdatasync)) {
-		r = out.dev ? ulvm_dev_flush(out.dev)
-		            : (out.fd >= 0 && fdatasync(out.fd) < 0
-		                   ? ulvm_error(-errno, "dd: fsync failed for '%s': %s", out.name,
-		                                strerror(errno))
-		                   : 0);
+		r = is_volume(&out) ? vol_flush(&out)
+		                    : (out.fd >= 0 && fdatasync(out.fd) < 0
+		                           ? ulvm_error(-errno, "dd: fsync failed for '%s': %s",
+		                                        out.name, strerror(errno))
+		                           : 0);
 		if (r)
 			rc = cli_fail(r);
 	}

@@ -38,28 +38,39 @@ static char *table_arg(const char *opt)
 	return t;
 }
 
-static int print_device(struct cli *c, const char *name, bool status, bool with_name)
+/* Build device `name` from its record in a scratch context -- this does no I/O: checks that
+ * its backing devices open, and gives the status of stateless targets. */
+static int build_scratch(const char *name, bool status, char **text)
 {
-	char *table = NULL, *text = NULL;
+	struct ulvm_ctx_opts o = {.no_locking = true, .silent_scan = true};
+	struct ulvm_ctx *scratch;
 	struct ulvm_dev *dev;
-	bool suspended;
+	char *table = NULL;
 	int r;
 
-	if ((r = ulvm_active_info(name, &table, NULL, &suspended)))
+	*text = NULL;
+	if ((r = ulvm_active_info(name, &table, NULL, NULL)))
 		return r;
-	if (status && (r = ulvm_control_call("status", name, NULL, &text)) != -ENOTCONN) {
-		/* ulvmd holds the device: its status is the live one. */
-	} else if (status) {
-		/* Status comes from the device itself: build it here. */
-		if (!(r = cli_open_ctx(c)) &&
-		    !(r = ulvm_active_open_table(c->ctx, name, table, &dev))) {
-			r = ulvm_dev_table(dev, true, &text);
+	if (!(r = ulvm_ctx_new(&o, &scratch))) {
+		if (!(r = ulvm_active_open_table(scratch, name, table, &dev))) {
+			r = ulvm_dev_table(dev, status, text);
 			ulvm_dev_close(dev);
 		}
-	} else {
-		text = table;
-		table = NULL;
+		ulvm_ctx_free(scratch);
 	}
+	free(table);
+	return r;
+}
+
+/* A device's table or status: from ulvmd when it runs (it holds the device), else from
+ * the record, built to prove the device can be opened. */
+static int print_device(const char *name, bool status, bool with_name)
+{
+	char *text = NULL;
+	int r = ulvm_control_call(status ? "status" : "table", name, NULL, &text);
+
+	if (r == -ENOTCONN)
+		r = build_scratch(name, status, &text);
 	if (!r) {
 		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
 			if (!*line || *line == '#')
@@ -67,12 +78,46 @@ static int print_device(struct cli *c, const char *name, bool status, bool with_
 			printf("%s%s%s\n", with_name ? name : "", with_name ? ": " : "", line);
 		}
 	}
-	free(table);
 	free(text);
 	return r;
 }
 
-static int for_each_or_one(struct cli *c, int argc, char **argv, bool status)
+/* The active devices, from ulvmd when it runs; stale records are reported (once). */
+static int list_devices(const char ***names, size_t *n)
+{
+	char *text = NULL, *save = NULL;
+	int r = ulvm_control_call("list", NULL, NULL, &text);
+	size_t cnt = 0;
+	const char **v;
+
+	if (r == -ENOTCONN)
+		r = ulvm_active_list(names, n);
+	else if (!r) {
+		*names = NULL;
+		*n = 0;
+		for (char *p = text; *p; p++)
+			cnt += *p == '\n';
+		if (!(v = calloc(cnt + 1, sizeof(*v)))) {
+			free(text);
+			return ulvm_error(-ENOMEM, "out of memory");
+		}
+		cnt = 0;
+		for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+			if (*l && !(v[cnt++] = strdup(l))) {
+				ulvm_active_list_free(v, cnt);
+				free(text);
+				return ulvm_error(-ENOMEM, "out of memory");
+			}
+		*names = v;
+		*n = cnt;
+	}
+	free(text);
+	for (size_t i = 0; !r && i < *n; i++)
+		ulvm_active_check((*names)[i]);
+	return r;
+}
+
+static int for_each_or_one(int argc, char **argv, bool status)
 {
 	const char **names;
 	size_t n;
@@ -80,27 +125,64 @@ static int for_each_or_one(struct cli *c, int argc, char **argv, bool status)
 
 	if (optind < argc) {
 		for (int i = optind; i < argc; i++)
-			if ((r = print_device(c, argv[i], status, false)))
+			if ((r = print_device(argv[i], status, false)))
 				rc = cli_fail(r);
 		return rc;
 	}
-	if ((r = ulvm_active_list(&names, &n)))
+	if ((r = list_devices(&names, &n)))
 		return cli_fail(r);
 	if (!n)
 		printf("No devices found\n");
 	for (size_t i = 0; i < n; i++)
-		if ((r = print_device(c, names[i], status, true)))
+		if ((r = print_device(names[i], status, true)))
 			rc = cli_fail(r);
 	ulvm_active_list_free(names, n);
 	return rc;
 }
 
+/* `dmsetup info`: what ulvm has of the kernel's fields (no major/minor, no read-ahead). */
+static int print_info(const char *name)
+{
+	char *table = NULL, *inactive = NULL, *text = NULL, uuid[ULVM_DM_UUID_LEN] = "";
+	unsigned opens = 0, targets = 0;
+	bool suspended = false;
+	int r;
+
+	if ((r = ulvm_active_info(name, &table, &inactive, &suspended)) ||
+	    (r = ulvm_active_uuid(name, uuid, sizeof(uuid))))
+		goto out;
+	/* The device must open: ulvmd has it, or its record builds. */
+	r = ulvm_control_call("table", name, NULL, &text);
+	if (r == -ENOTCONN)
+		r = build_scratch(name, false, &text);
+	if (r || (r = ulvm_active_open_count(name, &opens)))
+		goto out;
+	for (const char *p = table; *p; p++)
+		targets += *p == '\n';
+	printf("Name:              %s\n"
+	       "State:             %s\n"
+	       "Tables present:    LIVE%s\n"
+	       "Open count:        %u\n"
+	       "Event number:      0\n"
+	       "Number of targets: %u\n",
+	       name, suspended ? "SUSPENDED" : "ACTIVE", inactive ? " & INACTIVE" : "", opens,
+	       targets);
+	if (uuid[0])
+		printf("UUID: %s\n", uuid);
+	printf("\n");
+out:
+	free(table);
+	free(inactive);
+	free(text);
+	return r;
+}
+
 static int dmsetup_usage(void)
 {
 	fprintf(stderr,
-	        "  Usage: ulvm dmsetup create NAME [--table 'TABLE']\n"
+	        "  Usage: ulvm dmsetup create NAME [-u|--uuid UUID] [--table 'TABLE']\n"
 	        "         ulvm dmsetup reload NAME [--table 'TABLE']\n"
-	        "         ulvm dmsetup table|status [NAME...]\n"
+	        "         ulvm dmsetup table|status|info [NAME...]\n"
 	        "         ulvm dmsetup ls | remove NAME... | suspend NAME... | resume NAME...\n"
 	        "  Without --table the table is read from stdin.\n");
 	return EINVALID_CMD_LINE;
@@ -108,9 +190,11 @@ static int dmsetup_usage(void)
 
 int cmd_dmsetup(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"table", required_argument, NULL, 9000}, {0}};
-	const char *table_opt = NULL, *verb;
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"table", required_argument, NULL, 9000},
+	                                   {"uuid", required_argument, NULL, 9001},
+	                                   {0}};
+	const char *table_opt = NULL, *uuid = NULL, *verb;
 	int opt, r, rc = ECMD_PROCESSED;
 	char *table;
 
@@ -119,9 +203,13 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 	verb = argv[1];
 	argv++;
 	argc--;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "u:", lo, NULL)) != -1) {
 		if (opt == 9000) {
 			table_opt = optarg;
+			continue;
+		}
+		if (opt == 9001 || opt == 'u') {
+			uuid = optarg;
 			continue;
 		}
 		if (cli_common_opt(c, opt, optarg) != 1)
@@ -130,11 +218,24 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	if (!strcmp(verb, "table") || !strcmp(verb, "status"))
-		return for_each_or_one(c, argc, argv, verb[0] == 's');
+		return for_each_or_one(argc, argv, verb[0] == 's');
+	if (!strcmp(verb, "info")) {
+		const char **names = NULL;
+		size_t n = 0;
+		if (optind >= argc && (r = list_devices(&names, &n)))
+			return cli_fail(r);
+		if (optind >= argc && !n)
+			printf("No devices found\n");
+		for (size_t i = 0; i < (optind < argc ? (size_t)(argc - optind) : n); i++)
+			if ((r = print_info(optind < argc ? argv[optind + (int)i] : names[i])))
+				rc = cli_fail(r);
+		ulvm_active_list_free(names, n);
+		return rc;
+	}
 	if (!strcmp(verb, "ls")) {
 		const char **names;
 		size_t n;
-		if ((r = ulvm_active_list(&names, &n)))
+		if ((r = list_devices(&names, &n)))
 			return cli_fail(r);
 		if (!n)
 			printf("No devices found\n");
@@ -148,7 +249,7 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 			return dmsetup_usage();
 		if (!(table = table_arg(table_opt)))
 			return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
-		r = verb[0] == 'c' ? ulvm_active_create(c->ctx, argv[optind], table)
+		r = verb[0] == 'c' ? ulvm_active_create_uuid(c->ctx, argv[optind], uuid, table)
 		                   : ulvm_active_load(c->ctx, argv[optind], table);
 		free(table);
 		return r ? cli_fail(r) : ECMD_PROCESSED;
@@ -169,19 +270,34 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 	return dmsetup_usage();
 }
 
-/* Activate (or refresh) and deactivate one LV, as `lvchange -ay/-an` does. */
+/* Activate (or refresh) and deactivate one LV, as `lvchange -ay/-an` does. Its device is
+ * keyed as LVM2 keys it (name VG-LV, UUID LVM-<vg uuid><lv uuid>); a stale record under
+ * its name (an old VG's of the same name) gives way to the LV's own. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on)
 {
-	char name[300], *table;
+	char name[300], uuid[ULVM_DM_UUID_LEN], *table;
+	bool active = ulvm_lv_active(vg, lv);
 	int r;
 
 	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	ulvm_lv_dm_uuid(vg, lv, uuid, sizeof(uuid));
 	if (!on)
-		return ulvm_active_exists(name) ? ulvm_active_remove(c->ctx, name) : 0;
+		return active ? ulvm_active_remove(c->ctx, name) : 0;
+	if (!active && ulvm_active_exists(name)) {
+		char other[ULVM_DM_UUID_LEN] = "";
+		ulvm_active_uuid(name, other, sizeof(other));
+		if (!other[0] && !ulvm_active_check(name))
+			return ulvm_error(-EEXIST,
+			                  "Device %s already exists and is not LV %s/%s's: remove "
+			                  "it first",
+			                  name, vg->name, lv->name);
+		if ((r = ulvm_active_remove(c->ctx, name)))
+			return r;
+	}
 	if ((r = ulvm_lv_table(vg, lv, &table)))
 		return r;
-	if (!ulvm_active_exists(name)) {
-		r = ulvm_active_create(c->ctx, name, table);
+	if (!active) {
+		r = ulvm_active_create_uuid(c->ctx, name, uuid, table);
 	} else {
 		/* Already active: load the current table and swap it in, like a refresh. */
 		if (!(r = ulvm_active_suspend(name, true)) &&
@@ -192,6 +308,31 @@ int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool 
 	}
 	free(table);
 	return r;
+}
+
+/* LVM2 refuses to deactivate a VG with an open LV, before deactivating any. */
+static int vg_check_not_in_use(struct ulvm_vg *vg)
+{
+	unsigned open = 0;
+	int first = 0;
+
+	for (size_t l = 0; l < vg->nlvs; l++) {
+		char name[300];
+		int r;
+		if (!ulvm_lv_visible(vg->lvs[l]) || !ulvm_lv_active(vg, vg->lvs[l]))
+			continue;
+		ulvm_lv_dm_name(vg->name, vg->lvs[l]->name, name, sizeof(name));
+		if ((r = ulvm_active_busy(name)) && !open++) {
+			cli_fail(r);
+			first = r;
+		}
+	}
+	if (open)
+		return ulvm_error(first,
+		                  "Can't deactivate volume group \"%s\" with %u open logical "
+		                  "volume(s)",
+		                  vg->name, open);
+	return 0;
 }
 
 int cmd_vgchange(struct cli *c, int argc, char **argv)
@@ -240,6 +381,11 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		if (!r && (nadd || ndel))
 			r = ulvm_vg_commit(vg, cli_description(c));
 		if (r) {
+			rc = cli_fail(r);
+			ulvm_vg_close(vg);
+			continue;
+		}
+		if (act && !on && (r = vg_check_not_in_use(vg))) {
 			rc = cli_fail(r);
 			ulvm_vg_close(vg);
 			continue;

@@ -239,6 +239,47 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 
 enum resize_kind { RESIZE_ANY, RESIZE_EXTEND, RESIZE_REDUCE };
 
+/* LVM2's question: the answer is read from stdin; at its end the answer is no. */
+static bool ask_yes_no(struct cli *c, const char *question)
+{
+	char line[64];
+
+	if (c->yes)
+		return true;
+	fprintf(stderr, "%s [y/n]: ", question);
+	fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin)) {
+		fprintf(stderr, "[n]\n");
+		return false;
+	}
+	return line[0] == 'y' || line[0] == 'Y';
+}
+
+/* Reducing an active LV: LVM2 warns, and asks unless -f. Without ulvmd, a process owning the
+ * device keeps its own copy of the table and would not see the smaller size: refused. */
+static int confirm_reduce(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents)
+{
+	char name[600], size[64], q[600], who[300];
+	unsigned opens = 0;
+
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	ulvm_active_open_count(name, &opens);
+	if (opens && ulvm_control_call("ping", NULL, NULL, NULL) == -ENOTCONN &&
+	    ulvm_active_owner(name, who, sizeof(who)))
+		return ulvm_error(-EBUSY,
+		                  "Logical volume %s/%s is open in %s, which would not see it "
+		                  "smaller without ulvmd: not reduced.",
+		                  vg->name, lv->name, who);
+	ulvm_format_size(extents * vg->extent_size, 'h', true, true, size, sizeof(size));
+	ulvm_warn("Reducing active%s logical volume to %s.", opens ? " and open" : "", size);
+	fprintf(stderr, "  THIS MAY DESTROY YOUR DATA (filesystem etc.)\n");
+	snprintf(q, sizeof(q), "Do you really want to reduce %s/%s?", vg->name, lv->name);
+	if (!c->force && !ask_yes_no(c, q))
+		return ulvm_error(-ECANCELED, "Logical volume %s/%s NOT reduced.", vg->name,
+		                  lv->name);
+	return 0;
+}
+
 static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kind)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -325,7 +366,10 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		               (unsigned long long)extents, old);
 		goto out;
 	}
-	if (extents < old && !c->force && !c->yes) {
+	ulvm_lv_dm_name(vg->name, lv->name, dmname, sizeof(dmname));
+	if (extents < old && ulvm_lv_active(vg, lv) && (r = confirm_reduce(c, vg, lv, extents)))
+		goto out;
+	if (extents < old && !c->force && !c->yes && !ulvm_lv_active(vg, lv)) {
 		r = ulvm_error(-EPERM, "Reducing %s/%s would destroy data in it: confirm with -f",
 		               vgn, lvn);
 		goto out;
@@ -333,9 +377,9 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	if ((r = ulvm_lv_resize(vg, lv, extents, &p)) ||
 	    (r = ulvm_vg_commit(vg, cli_description(c))))
 		goto out;
-	/* An active LV gets its new table (suspend, load, resume), as LVM2 reloads it. */
-	ulvm_lv_dm_name(vg->name, lv->name, dmname, sizeof(dmname));
-	if (ulvm_active_exists(dmname) && (r = cli_activate_lv(c, vg, lv, true)))
+	/* An active LV gets its new table (suspend, load, resume), as LVM2 reloads it: every
+	 * holder (NBD, FUSE, the C API in ulvmd) sees the new size at once. */
+	if (ulvm_lv_active(vg, lv) && (r = cli_activate_lv(c, vg, lv, true)))
 		goto out;
 	ulvm_format_size((uint64_t)old * vg->extent_size, 'h', true, true, b1, sizeof(b1));
 	ulvm_format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b2, sizeof(b2));
@@ -392,7 +436,7 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 		/* Commit after each LV, as LVM2 does, so a failure keeps what was done. */
 		for (size_t l = 0; l < vg->nlvs;) {
 			struct ulvm_lv *lv = vg->lvs[l];
-			char name[256];
+			char name[256], dm[600];
 			if ((!whole_vg && strcmp(lv->name, lvn)) ||
 			    (whole_vg && !ulvm_lv_visible(lv))) {
 				l++;
@@ -400,7 +444,10 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			}
 			found = true;
 			snprintf(name, sizeof(name), "%s", lv->name);
-			if ((r = cli_activate_lv(c, vg, lv, false)) ||
+			/* -f does not override an open LV (as LVM2); nor one another process
+			 * owns while it is inactive. */
+			ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+			if ((r = ulvm_active_busy(dm)) || (r = cli_activate_lv(c, vg, lv, false)) ||
 			    (r = ulvm_lv_remove(vg, lv)) ||
 			    (r = ulvm_vg_commit(vg, cli_description(c)))) {
 				cli_fail(r);
@@ -464,9 +511,7 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 	/* An active LV's device is renamed with it, as LVM2 does: down under the old name,
 	 * up under the new one once the metadata has it. */
 	if (!r) {
-		char dm[600];
-		ulvm_lv_dm_name(vgn, lvn, dm, sizeof(dm));
-		was_active = ulvm_active_exists(dm);
+		was_active = ulvm_lv_active(vg, lv);
 		if (was_active)
 			r = cli_activate_lv(c, vg, lv, false);
 	}

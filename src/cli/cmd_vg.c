@@ -199,6 +199,12 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 		}
 		nlv = vg->nlvs;
 		r = 0;
+		/* An LV in use stops it before anything changes (-f does not override it). */
+		for (size_t l = 0; c->force && l < vg->nlvs && !r; l++) {
+			char dm[600];
+			ulvm_lv_dm_name(vg->name, vg->lvs[l]->name, dm, sizeof(dm));
+			r = ulvm_active_busy(dm);
+		}
 		/* Removing the LVs (-f) takes their active devices down first. */
 		for (size_t l = 0; c->force && l < vg->nlvs && !r; l++)
 			r = cli_activate_lv(c, vg, vg->lvs[l], false);
@@ -240,9 +246,7 @@ int cmd_vgrename(struct cli *c, int argc, char **argv)
 		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
 	}
 	for (size_t i = 0; i < vg->nlvs && !r; i++) {
-		char dm[600];
-		ulvm_lv_dm_name(vg->name, vg->lvs[i]->name, dm, sizeof(dm));
-		if ((active[i] = ulvm_active_exists(dm)))
+		if ((active[i] = ulvm_lv_active(vg, vg->lvs[i])))
 			r = cli_activate_lv(c, vg, vg->lvs[i], false);
 	}
 	if (!r)

@@ -463,7 +463,8 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Whether the LV has an active device. */
+/* Whether the LV has an active device (its own, by UUID): only LVs named in the list of
+ * active devices are looked at closely. */
 static bool lv_active(const struct row *r)
 {
 	char name[300];
@@ -473,7 +474,18 @@ static bool lv_active(const struct row *r)
 		return false;
 	ulvm_lv_dm_name(r->vg->name, r->lv->name, name, sizeof(name));
 	return bsearch(&key, r->active->names, r->active->n, sizeof(*r->active->names), cmp_str) !=
-	       NULL;
+	           NULL &&
+	       ulvm_lv_active(r->vg, r->lv);
+}
+
+/* Whether anything holds the LV's device open (lv_attr's sixth character). */
+static bool lv_open(const struct row *r)
+{
+	char name[300];
+	unsigned opens = 0;
+
+	ulvm_lv_dm_name(r->vg->name, r->lv->name, name, sizeof(name));
+	return lv_active(r) && !ulvm_active_open_count(name, &opens) && opens;
 }
 
 static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
@@ -488,7 +500,7 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	sb_putc(o, 'i'); /* allocation policy: inherited */
 	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
 	sb_putc(o, lv_active(r) ? 'a' : '-');
-	sb_putc(o, '-'); /* not open */
+	sb_putc(o, lv_open(r) ? 'o' : '-');
 	sb_putc(o, info.target);
 	sb_putc(o, info.zero ? 'z' : '-');
 	sb_putc(o, '-');

@@ -49,11 +49,24 @@ static void on_signal(int sig)
 
 /* ---- what the recorded changes do to the daemon's devices (ulvm_active_hooks) ---- */
 
+/* The daemon's device `name`; a recorded device it does not hold yet (one that could not be
+ * restored at start, or was owned by another process then) is taken over now. */
 static struct ulvm_dev *find_dev(struct ulvmd *d, const char *name, int *r)
 {
 	struct ulvm_dev *dev = ulvm_dev_find(d->ctx, name);
 
-	*r = dev ? 0 : ulvm_error(-ENXIO, "Device %s not found", name);
+	*r = 0;
+	if (dev && (*r = ulvm_active_check(name)) == -ESTALE) {
+		/* Its backing devices went away under it: never used again; let go if unused. */
+		if (!ulvm_dev_open_count(dev) && !(d->nbd && nbd_server_dev_users(d->nbd, dev)))
+			ulvm_dev_close(dev);
+		return NULL;
+	}
+	*r = 0;
+	if (!dev && ulvm_active_exists(name) && (*r = ulvm_active_open(d->ctx, name, &dev)))
+		return NULL;
+	if (!dev)
+		*r = ulvm_error(-ENXIO, "Device %s not found", name);
 	return dev;
 }
 
@@ -61,8 +74,11 @@ static int hook_create(void *arg, const char *name, const char *table)
 {
 	struct ulvmd *d = arg;
 	struct ulvm_dev *dev;
+	int r = ulvm_active_open_table(d->ctx, name, table, &dev);
 
-	return ulvm_active_open_table(d->ctx, name, table, &dev);
+	if (!r && (r = ulvm_dev_own(dev)))
+		ulvm_dev_close(dev);
+	return r;
 }
 
 static int hook_load(void *arg, const char *name, const char *table)
@@ -83,44 +99,37 @@ static int hook_suspend(void *arg, const char *name, bool suspend)
 	return suspend ? ulvm_dev_suspend(dev) : ulvm_dev_resume(dev);
 }
 
+/* Users of a device the daemon holds: holds (FUSE files, ...) and NBD connections. */
+static unsigned dev_users(struct ulvmd *d, struct ulvm_dev *dev)
+{
+	return ulvm_dev_open_count(dev) + (d->nbd ? nbd_server_dev_users(d->nbd, dev) : 0);
+}
+
+static int hook_open_count(void *arg, const char *name, unsigned *count)
+{
+	struct ulvmd *d = arg;
+	struct ulvm_dev *dev = ulvm_dev_find(d->ctx, name);
+
+	if (!dev)
+		return -ENODEV;
+	*count = dev_users(d, dev);
+	return 0;
+}
+
 static int hook_remove(void *arg, const char *name)
 {
 	struct ulvmd *d = arg;
-	unsigned users;
-	int r;
-	struct ulvm_dev *dev = find_dev(d, name, &r);
+	struct ulvm_dev *dev = ulvm_dev_find(d->ctx, name);
 
-	if (r)
-		return r;
-	if (d->nbd && (users = nbd_server_dev_users(d->nbd, dev)))
-		return ulvm_error(-EBUSY, "Device %s is open (%u NBD connection%s)", name, users,
-		                  users == 1 ? "" : "s");
+	if (!dev)
+		return -ENODEV;
+	if (dev_users(d, dev))
+		return -EBUSY;
 	ulvm_dev_close(dev);
 	return 0;
 }
 
 /* ---- NBD exports: the daemon's devices, by dm name or as VG/LV ---- */
-
-/* LVM2's dm names are "VG-LV" with '-' doubled inside names: split at the single '-'. */
-static bool dm_name_to_vglv(const char *dm, char *out, size_t len)
-{
-	size_t o = 0;
-	bool split = false;
-
-	for (const char *p = dm; *p && o + 1 < len; p++) {
-		if (*p == '-' && p[1] == '-') {
-			out[o++] = '-';
-			p++;
-		} else if (*p == '-' && !split) {
-			out[o++] = '/';
-			split = true;
-		} else {
-			out[o++] = *p;
-		}
-	}
-	out[o] = '\0';
-	return split;
-}
 
 static int nbd_lookup(void *arg, const char *name, struct nbd_export_info *out)
 {
@@ -128,16 +137,17 @@ static int nbd_lookup(void *arg, const char *name, struct nbd_export_info *out)
 	char dm[600], vg[256], lv[256];
 	const char *slash = strchr(name, '/');
 	struct ulvm_dev *dev = NULL;
+	int r;
 
 	memset(out, 0, sizeof(*out));
 	if (slash && (size_t)(slash - name) < sizeof(vg)) {
 		snprintf(vg, sizeof(vg), "%.*s", (int)(slash - name), name);
 		snprintf(lv, sizeof(lv), "%s", slash + 1);
 		ulvm_lv_dm_name(vg, lv, dm, sizeof(dm));
-		dev = ulvm_dev_find(d->ctx, dm);
+		dev = find_dev(d, dm, &r);
 	}
-	if (!dev && *name)
-		dev = ulvm_dev_find(d->ctx, name);
+	if (!dev && *name && !strchr(name, '/'))
+		dev = find_dev(d, name, &r);
 	if (!dev && !*name) {
 		/* The default export: the only device, if there is exactly one. */
 		const char **names;
@@ -165,11 +175,14 @@ static void nbd_list(void *arg, void (*add)(void *cookie, const char *name, cons
 	if (ulvm_active_list(&names, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		char vglv[600];
+		char vg[256], lv[256], vglv[520];
 		if (!ulvm_dev_find(d->ctx, names[i]))
 			continue;
-		add(cookie, dm_name_to_vglv(names[i], vglv, sizeof(vglv)) ? vglv : names[i],
-		    names[i]);
+		if (ulvm_dm_name_split(names[i], vg, sizeof(vg), lv, sizeof(lv)))
+			snprintf(vglv, sizeof(vglv), "%s/%s", vg, lv);
+		else
+			snprintf(vglv, sizeof(vglv), "%s", names[i]);
+		add(cookie, vglv, names[i]);
 	}
 	ulvm_active_list_free(names, n);
 }
@@ -199,8 +212,29 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 		ulvm_active_list_free(names, n);
 		return 0;
 	}
-	if (!strcmp(verb, "create"))
-		return ulvm_active_create(d->ctx, name, payload);
+	if (!strcmp(verb, "create")) {
+		/* An optional first line "uuid U", then the table. */
+		char uuid[ULVM_DM_UUID_LEN];
+		const char *nl = strchr(payload, '\n');
+		if (strncmp(payload, "uuid ", 5) || !nl || nl - payload - 5 >= (long)sizeof(uuid))
+			return ulvm_active_create(d->ctx, name, payload);
+		snprintf(uuid, sizeof(uuid), "%.*s", (int)(nl - payload - 5), payload + 5);
+		return ulvm_active_create_uuid(d->ctx, name, uuid, nl + 1);
+	}
+	if (!strcmp(verb, "opencount")) {
+		unsigned n;
+		if ((r = ulvm_active_open_count(name, &n)))
+			return r;
+		sb_printf(reply, "%u\n", n);
+		return 0;
+	}
+	if (!strcmp(verb, "nbd")) {
+		/* Where the commands reach the devices: the NBD Unix socket. */
+		if (!d->nbd || !d->nbd_path[0])
+			return ulvm_error(-ENOTSUP, "ulvmd serves no NBD Unix socket");
+		sb_printf(reply, "%s\n", d->nbd_path);
+		return 0;
+	}
 	if (!strcmp(verb, "load"))
 		return ulvm_active_load(d->ctx, name, payload);
 	if (!strcmp(verb, "suspend") || !strcmp(verb, "resume"))
@@ -218,13 +252,17 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 	}
 	if (!strcmp(verb, "info")) {
 		bool suspended = false;
+		char uuid[ULVM_DM_UUID_LEN] = "";
+		unsigned opens = 0;
 		ulvm_active_info(name, NULL, NULL, &suspended);
+		ulvm_active_uuid(name, uuid, sizeof(uuid));
+		ulvm_active_open_count(name, &opens);
 		sb_printf(reply,
 		          "Name:              %s\nState:             %s\nSize:              %llu "
-		          "bytes\nNBD connections:   %u\n",
+		          "bytes\nOpen count:        %u\nNBD connections:   %u\nUUID: %s\n",
 		          name, suspended ? "SUSPENDED" : "ACTIVE",
-		          (unsigned long long)ulvm_dev_size(dev),
-		          d->nbd ? nbd_server_dev_users(d->nbd, dev) : 0);
+		          (unsigned long long)ulvm_dev_size(dev), opens,
+		          d->nbd ? nbd_server_dev_users(d->nbd, dev) : 0, uuid);
 		return 0;
 	}
 	if (!strcmp(verb, "message"))
@@ -402,14 +440,20 @@ static void restore_active(struct ulvmd *d)
 		bool suspended = false;
 		struct ulvm_dev *dev;
 
+		int r;
+
 		if (ulvm_dev_find(d->ctx, names[i]))
 			continue;
-		if (ulvm_active_info(names[i], &table, NULL, &suspended) ||
-		    ulvm_active_open_table(d->ctx, names[i], table, &dev))
-			ulvm_warn("cannot restore active device %s: %s", names[i],
-			          ulvm_last_error() ? ulvm_last_error() : "unknown error");
-		else if (suspended)
+		/* A stale record is reported by the check and left alone. */
+		if ((r = ulvm_active_info(names[i], &table, NULL, &suspended)) ||
+		    (r = ulvm_active_open_table(d->ctx, names[i], table, &dev)) ||
+		    ((r = ulvm_dev_own(dev)) && (ulvm_dev_close(dev), true))) {
+			if (r != -ESTALE)
+				ulvm_warn("cannot restore active device %s: %s", names[i],
+				          ulvm_last_error() ? ulvm_last_error() : "unknown error");
+		} else if (suspended) {
 			ulvm_dev_suspend(dev);
+		}
 		free(table);
 	}
 	ulvm_active_list_free(names, n);
@@ -422,6 +466,7 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 	                                  .load = hook_load,
 	                                  .suspend = hook_suspend,
 	                                  .remove = hook_remove,
+	                                  .open_count = hook_open_count,
 	                                  .arg = &d};
 	struct nbd_server_opts nopts = {.ops = {.lookup = nbd_lookup, .list = nbd_list, .arg = &d},
 	                                .multi_conn = true};

@@ -38,6 +38,37 @@ done:
 	out[o] = '\0';
 }
 
+bool ulvm_dm_name_split(const char *dm, char *vg, size_t vglen, char *lv, size_t lvlen)
+{
+	char *out[2] = {vg, lv};
+	size_t cap[2] = {vglen, lvlen};
+	const char *p = dm;
+
+	for (int part = 0; part < 2; part++) {
+		size_t n = 0;
+		while (*p) {
+			if (p[0] == '-' && p[1] == '-') {
+				p++;
+			} else if (p[0] == '-') {
+				p++;
+				break;
+			}
+			if (n + 1 >= cap[part])
+				return false;
+			out[part][n++] = *p++;
+		}
+		out[part][n] = '\0';
+		if (!n || (part == 0 && !*p))
+			return false;
+	}
+	return !*p;
+}
+
+void ulvm_lv_dm_uuid(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *out, size_t len)
+{
+	snprintf(out, len, "LVM-%s%s", vg->uuid, lv->uuid);
+}
+
 int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **table)
 {
 	struct strbuf sb;

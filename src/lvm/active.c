@@ -1,9 +1,25 @@
 /*
- * Active devices without a daemon. The kernel keeps device-mapper state between commands;
- * ulvm, until ulvmd runs, keeps it in a runtime directory: per mapped device its live table,
- * a loaded (inactive) table and a suspended mark. A command that does I/O on an active device
- * builds it from there in its own process. `lvchange -ay`, `dmsetup create/reload/...` change
- * this state under a lock; readers see each file replaced atomically.
+ * Active devices: the device-mapper state the kernel would keep between commands, and who
+ * owns each device.
+ *
+ * Records. Per mapped device NAME the runtime directory holds
+ *   NAME.table      its live record          NAME.inactive  a loaded (inactive) record
+ *   NAME.suspended  the suspended mark       NAME.holder    the owner lock (below)
+ *   NAME.reported   why it was last reported stale (so that the warning is given once)
+ * A record is text: "uuid UUID" (optional), one "lower IDENT PATH" per backing device its
+ * table names, a line "--", then the table as the device prints it. Devices are keyed as
+ * LVM2 keys its dm devices: LVs are named VG-LV, with UUID LVM-<vg uuid><lv uuid>. IDENT is
+ * what the backing device was when the record was made ("f DEV:INO" of a file, "b MAJ:MIN" of
+ * a block device): a record whose backing device is gone or was replaced, or whose UUID is
+ * not that of the LV on disk, is stale -- reported once, never used for I/O, cleared by
+ * `dmsetup remove`, replaced when the LV is activated. Changes are made under a lock on the
+ * whole directory; readers see each file replaced atomically.
+ *
+ * One owner. A process doing I/O on a device owns it: it holds an OFD write lock on
+ * NAME.holder for as long as the device is open and writes "PID COMMAND" into it, so that a
+ * second would-be owner is refused with one line naming the holder. ulvmd owns every device
+ * it holds; while it runs, changes go to it over its control socket (ulvm_control_call) and
+ * the commands do their I/O through its NBD export.
  *
  * Directory: $ULVM_RUN_DIR, else /run/ulvm when writable, else /tmp/ulvm-run-<uid>.
  */
@@ -16,6 +32,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -112,6 +129,406 @@ static int write_atomic(const char *path, const char *text)
 	if (rename(tmp, path) < 0)
 		return ulvm_error(-errno, "%s: cannot write: %s", path, strerror(errno));
 	return 0;
+}
+
+/* ---- records ---------------------------------------------------------------------------- */
+
+struct rec_lower {
+	char ident[64];
+	char *path;
+};
+
+struct record {
+	char uuid[ULVM_DM_UUID_LEN];
+	char *table;
+	struct rec_lower *lowers;
+	size_t nlowers;
+};
+
+static void record_free(struct record *rec)
+{
+	for (size_t i = 0; i < rec->nlowers; i++)
+		free(rec->lowers[i].path);
+	free(rec->lowers);
+	free(rec->table);
+	memset(rec, 0, sizeof(*rec));
+}
+
+static bool is_majmin(const char *s)
+{
+	unsigned a, b;
+	char end;
+
+	return sscanf(s, "%u:%u%c", &a, &b, &end) == 2;
+}
+
+/* What a backing device is now: "" when it is gone. */
+static void ident_of(const char *arg, char *out, size_t len)
+{
+	struct stat st;
+
+	out[0] = '\0';
+	if (is_majmin(arg)) {
+		char sys[64];
+		snprintf(sys, sizeof(sys), "/sys/dev/block/%s", arg);
+		if (access(sys, F_OK) == 0)
+			snprintf(out, len, "b %s", arg);
+	} else if (stat(arg, &st) == 0) {
+		if (S_ISBLK(st.st_mode))
+			snprintf(out, len, "b %u:%u", major(st.st_rdev), minor(st.st_rdev));
+		else
+			snprintf(out, len, "f %llx:%llu", (unsigned long long)st.st_dev,
+			         (unsigned long long)st.st_ino);
+	}
+}
+
+static int add_lower(struct record *rec, const char *ident, const char *path)
+{
+	struct rec_lower *nl;
+
+	for (size_t i = 0; i < rec->nlowers; i++)
+		if (!strcmp(rec->lowers[i].path, path))
+			return 0;
+	if (!(nl = realloc(rec->lowers, (rec->nlowers + 1) * sizeof(*nl))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	rec->lowers = nl;
+	snprintf(nl[rec->nlowers].ident, sizeof(nl->ident), "%s", ident);
+	if (!(nl[rec->nlowers].path = strdup(path)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	rec->nlowers++;
+	return 0;
+}
+
+/* The backing devices a table names -- the arguments that are paths or MAJ:MIN (mapped
+ * devices it stacks on are records of their own) -- as they are now. */
+static int record_set_lowers(struct record *rec)
+{
+	char *copy = strdup(rec->table), *save = NULL;
+	int r = copy ? 0 : ulvm_error(-ENOMEM, "out of memory");
+
+	for (char *line = copy ? strtok_r(copy, "\n", &save) : NULL; line && !r;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *s2 = NULL;
+		unsigned k = 0;
+		for (char *w = strtok_r(line, " \t", &s2); w && !r; w = strtok_r(NULL, " \t", &s2))
+			if (k++ >= 3 && (w[0] == '/' || is_majmin(w))) {
+				char ident[64];
+				ident_of(w, ident, sizeof(ident));
+				r = ident[0]
+				        ? add_lower(rec, ident, w)
+				        : ulvm_error(-ENODEV, "device %s: %s", w, strerror(ENOENT));
+			}
+	}
+	free(copy);
+	return r;
+}
+
+static char *record_format(const struct record *rec)
+{
+	struct strbuf sb;
+
+	sb_init(&sb);
+	if (rec->uuid[0])
+		sb_printf(&sb, "uuid %s\n", rec->uuid);
+	for (size_t i = 0; i < rec->nlowers; i++)
+		sb_printf(&sb, "lower %s %s\n", rec->lowers[i].ident, rec->lowers[i].path);
+	sb_printf(&sb, "--\n%s", rec->table);
+	return sb_steal(&sb);
+}
+
+/* Parse a record (takes `text`); text from before records had a header is all table. */
+static int record_parse(char *text, struct record *rec)
+{
+	char *p = text, *sep;
+	int r = 0;
+
+	memset(rec, 0, sizeof(*rec));
+	if (strncmp(text, "uuid ", 5) && strncmp(text, "lower ", 6) && strncmp(text, "--\n", 3)) {
+		rec->table = text;
+		return 0;
+	}
+	sep = !strncmp(text, "--\n", 3) ? text : strstr(text, "\n--\n");
+	if (!sep) {
+		free(text);
+		return ulvm_error(-EINVAL, "active device record without its table");
+	}
+	if (sep != text)
+		sep++;
+	while (p < sep && !r) {
+		char *nl = strchr(p, '\n');
+		*nl = '\0';
+		if (!strncmp(p, "uuid ", 5)) {
+			snprintf(rec->uuid, sizeof(rec->uuid), "%s", p + 5);
+		} else if (!strncmp(p, "lower ", 6)) {
+			/* "lower f DEV:INO PATH": the path is the rest (it may hold spaces). */
+			char *a = p + 6, *b = strchr(a, ' '), *c = b ? strchr(b + 1, ' ') : NULL;
+			if (c) {
+				*c = '\0';
+				r = add_lower(rec, a, c + 1);
+			}
+		}
+		p = nl + 1;
+	}
+	if (!r && !(rec->table = strdup(sep + 3)))
+		r = ulvm_error(-ENOMEM, "out of memory");
+	free(text);
+	if (r)
+		record_free(rec);
+	return r;
+}
+
+/* Read the record NAME<suffix>: -ENXIO when there is none. */
+static int record_read(const char *name, const char *suffix, struct record *rec)
+{
+	char path[4200], *text;
+	int r;
+
+	memset(rec, 0, sizeof(*rec));
+	if ((r = path_of(name, suffix, path, sizeof(path))))
+		return r;
+	if (!(text = read_all(path)))
+		return -ENXIO;
+	return record_parse(text, rec);
+}
+
+static int record_write(const char *name, const char *suffix, const struct record *rec)
+{
+	char path[4200], *text;
+	int r;
+
+	if ((r = path_of(name, suffix, path, sizeof(path))))
+		return r;
+	if (!(text = record_format(rec)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	r = write_atomic(path, text);
+	free(text);
+	return r;
+}
+
+/* Why the record is stale as far as its backing devices tell ("" when it is not). */
+static void record_stale_why(const struct record *rec, char *why, size_t len)
+{
+	why[0] = '\0';
+	for (size_t i = 0; i < rec->nlowers && !why[0]; i++) {
+		char now[64];
+		ident_of(rec->lowers[i].path, now, sizeof(now));
+		if (!now[0])
+			snprintf(why, len, "its backing device %s is gone", rec->lowers[i].path);
+		else if (strcmp(now, rec->lowers[i].ident))
+			snprintf(why, len, "its backing device %s was replaced",
+			         rec->lowers[i].path);
+	}
+}
+
+/* Warn about a stale record once: the reason is remembered next to it until the record
+ * goes, or is found good again. */
+static void report_stale(const char *name, const char *why)
+{
+	char path[4200], *last;
+
+	if (path_of(name, ".reported", path, sizeof(path)))
+		return;
+	if (!(last = read_all(path))) {
+		ulvm_warn("Active device %s is stale (%s): it is not used; \"ulvm dmsetup remove "
+		          "%s\" clears it.",
+		          name, why, name);
+		write_atomic(path, why);
+	}
+	free(last);
+}
+
+static void forget_reported(const char *name)
+{
+	char path[4200];
+
+	if (!path_of(name, ".reported", path, sizeof(path)))
+		unlink(path);
+}
+
+/* 0 when the record is usable; else -ESTALE (reported once). */
+static int record_check(const char *name, const struct record *rec)
+{
+	char why[600];
+
+	record_stale_why(rec, why, sizeof(why));
+	if (!why[0]) {
+		forget_reported(name);
+		return 0;
+	}
+	report_stale(name, why);
+	return ulvm_error(-ESTALE, "Device %s is stale: %s", name, why);
+}
+
+int ulvm_active_check(const char *name)
+{
+	struct record rec;
+	int r = record_read(name, ".table", &rec);
+
+	if (r == -ENXIO)
+		return ulvm_error(-ENXIO, "Device %s not found", name);
+	if (!r) {
+		r = record_check(name, &rec);
+		record_free(&rec);
+	}
+	return r;
+}
+
+int ulvm_active_uuid(const char *name, char *out, size_t len)
+{
+	struct record rec;
+	int r = record_read(name, ".table", &rec);
+
+	if (r == -ENXIO)
+		return ulvm_error(-ENXIO, "Device %s not found", name);
+	if (!r)
+		snprintf(out, len, "%s", rec.uuid);
+	record_free(&rec);
+	return r;
+}
+
+bool ulvm_lv_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char name[300], uuid[ULVM_DM_UUID_LEN], why[600];
+	struct record rec;
+	bool active = false;
+
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	if (record_read(name, ".table", &rec))
+		return false;
+	ulvm_lv_dm_uuid(vg, lv, uuid, sizeof(uuid));
+	if (strcmp(rec.uuid, uuid))
+		snprintf(why, sizeof(why), "its UUID %s is not that of LV %s/%s, %s",
+		         rec.uuid[0] ? rec.uuid : "(none)", vg->name, lv->name, uuid);
+	else
+		record_stale_why(&rec, why, sizeof(why));
+	if (why[0])
+		report_stale(name, why);
+	else
+		active = true;
+	record_free(&rec);
+	return active;
+}
+
+/* ---- owners ------------------------------------------------------------------------------
+ * OFD locks belong to an open file description, so a process may own many devices and
+ * closing one descriptor releases only its own lock; F_OFD_GETLK tests without taking. */
+
+/* "ulvm dd": the program's name and its first word that is not an option. */
+static void own_command(char *out, size_t len)
+{
+	char buf[512] = "";
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	const char *argv0 = buf, *base, *arg1;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		snprintf(out, len, "?");
+		return;
+	}
+	buf[n] = '\0';
+	base = strrchr(argv0, '/') ? strrchr(argv0, '/') + 1 : argv0;
+	arg1 = argv0 + strlen(argv0) + 1;
+	if (arg1 < buf + n && *arg1 && *arg1 != '-')
+		snprintf(out, len, "%.100s %.100s", base, arg1);
+	else
+		snprintf(out, len, "%.100s", base);
+}
+
+/* "Logical volume VG/LV" for LVs (LVM2's words), else "Device NAME". */
+static void describe(const char *name, char *out, size_t len)
+{
+	char vg[256], lv[256], uuid[ULVM_DM_UUID_LEN] = "";
+	struct record rec;
+
+	if (!record_read(name, ".table", &rec)) {
+		snprintf(uuid, sizeof(uuid), "%s", rec.uuid);
+		record_free(&rec);
+	} else {
+		snprintf(uuid, sizeof(uuid), "LVM-"); /* no record: an LV opened in-process */
+	}
+	if (!strncmp(uuid, "LVM-", 4) && ulvm_dm_name_split(name, vg, sizeof(vg), lv, sizeof(lv)))
+		snprintf(out, len, "Logical volume %.127s/%.127s", vg, lv);
+	else
+		snprintf(out, len, "Device %.127s", name);
+}
+
+static int holder_open(const char *name, bool create)
+{
+	char path[4200];
+
+	if (path_of(name, ".holder", path, sizeof(path)))
+		return -1;
+	return open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+}
+
+/* Who holds the owner lock of `name` ("pid N (COMMAND)"), or false when nobody does. */
+static bool owner_held(const char *name, char *who, size_t len)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	int fd = holder_open(name, false);
+	bool held;
+
+	if (fd < 0)
+		return false;
+	held = fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+	if (held && who) {
+		char buf[300] = "";
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		long pid = 0;
+		int at = 0;
+		buf[n > 0 ? n : 0] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		if (sscanf(buf, "%ld %n", &pid, &at) >= 1 && at)
+			snprintf(who, len, "pid %ld (%s)", pid, buf + at);
+		else
+			snprintf(who, len, "another process");
+	}
+	close(fd);
+	return held;
+}
+
+bool ulvm_active_owner(const char *name, char *who, size_t len)
+{
+	return name_ok(name) && owner_held(name, who, len);
+}
+
+int active_owner_lock(const char *name, int *out)
+{
+	struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+	char line[400], cmd[256], who[300], what[300];
+	int fd = holder_open(name, true);
+
+	*out = -1;
+	if (fd < 0)
+		return ulvm_error(-errno, "device %s: cannot open its owner lock: %s", name,
+		                  strerror(errno));
+	if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+		int e = errno;
+		close(fd);
+		if (e != EAGAIN && e != EACCES)
+			return ulvm_error(-e, "device %s: owner lock: %s", name, strerror(e));
+		if (!owner_held(name, who, sizeof(who)))
+			snprintf(who, sizeof(who), "another process");
+		describe(name, what, sizeof(what));
+		return ulvm_error(-EBUSY, "%s is open in %s.", what, who);
+	}
+	own_command(cmd, sizeof(cmd));
+	snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), cmd);
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, line, strlen(line), 0) < 0) {
+		/* the lock holds regardless; only the holder's name would be missing */
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Refusal while a table stacks on the device: LVM2's words for an LV, the user named else. */
+static int used_by_another(const char *what, const char *user)
+{
+	if (!strncmp(what, "Logical volume ", 15))
+		return ulvm_error(-EBUSY, "%s is used by another device.", what);
+	return ulvm_error(-EBUSY, "%s is used by device %s.", what, user);
 }
 
 /* ---- ulvmd ----------------------------------------------------------------------------
@@ -271,6 +688,81 @@ static bool table_uses(const char *table, const char *dev)
 	return used;
 }
 
+/* How many other devices' tables (live or loaded) stack on `name`; the first in *user. */
+static unsigned stacked_on(const char *name, char *user, size_t len)
+{
+	const char **names;
+	unsigned count = 0;
+	size_t n;
+
+	if (ulvm_active_list(&names, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct record rec;
+		bool uses = false;
+		if (!strcmp(names[i], name))
+			continue;
+		for (int k = 0; k < 2 && !uses; k++)
+			if (!record_read(names[i], k ? ".inactive" : ".table", &rec)) {
+				uses = table_uses(rec.table, name);
+				record_free(&rec);
+			}
+		if (uses && !count++ && user)
+			snprintf(user, len, "%s", names[i]);
+	}
+	ulvm_active_list_free(names, n);
+	return count;
+}
+
+/* Build a device from `table` in ctx, first the active devices it stacks on (owned when
+ * `own`); a scratch build for a check owns nothing. */
+static int build(struct ulvm_ctx *ctx, const char *name, const char *table, bool own,
+                 struct ulvm_dev **out);
+
+static int open_record(struct ulvm_ctx *ctx, const char *name, bool own, struct ulvm_dev **out)
+{
+	struct record rec;
+	bool suspended = false;
+	int r;
+
+	*out = NULL;
+	if ((r = record_read(name, ".table", &rec)))
+		return r == -ENXIO ? ulvm_error(-ENXIO, "Device %s not found", name) : r;
+	ulvm_active_info(name, NULL, NULL, &suspended);
+	if (suspended)
+		r = ulvm_error(-EAGAIN, "Device %s is suspended", name);
+	else if (!(r = record_check(name, &rec)))
+		r = build(ctx, name, rec.table, own, out);
+	record_free(&rec);
+	return r;
+}
+
+static int build(struct ulvm_ctx *ctx, const char *name, const char *table, bool own,
+                 struct ulvm_dev **out)
+{
+	const char **names;
+	size_t n;
+	int r = 0;
+
+	*out = NULL;
+	if (!ulvm_active_list(&names, &n)) {
+		for (size_t i = 0; i < n && !r; i++) {
+			struct ulvm_dev *lower;
+			if (strcmp(names[i], name) && !ulvm_dev_find(ctx, names[i]) &&
+			    table_uses(table, names[i]))
+				r = open_record(ctx, names[i], own, &lower);
+		}
+		ulvm_active_list_free(names, n);
+	}
+	if (r || (r = ulvm_dev_open_table(ctx, name, table, out)))
+		return r;
+	if (own && (r = ulvm_dev_own(*out))) {
+		ulvm_dev_close(*out);
+		*out = NULL;
+	}
+	return r;
+}
+
 /* Check a table by building it in a scratch context (errors name the line and argument,
  * lower devices must exist, active devices it stacks on are built too), and give it back
  * as the device prints it -- what is recorded is what `dmsetup table` shows. */
@@ -284,7 +776,7 @@ static int normalize_table(const char *name, const char *table, char **out)
 	*out = NULL;
 	if ((r = ulvm_ctx_new(&o, &scratch)))
 		return r;
-	if (!(r = ulvm_active_open_table(scratch, name, table, &dev))) {
+	if (!(r = build(scratch, name, table, false, &dev))) {
 		r = ulvm_dev_table(dev, false, out);
 		ulvm_dev_close(dev);
 	}
@@ -298,34 +790,112 @@ static int forward(const char *verb, const char *name, const char *payload)
 	return ulvm_control_call(verb, name, payload, NULL);
 }
 
-int ulvm_active_create(struct ulvm_ctx *ctx, const char *name, const char *table)
+/* The control request "create" carries the UUID as a first line "uuid U". */
+int ulvm_active_create_uuid(struct ulvm_ctx *ctx, const char *name, const char *uuid,
+                            const char *table)
 {
-	char path[4200], *norm = NULL;
+	struct record rec = {0};
+	struct strbuf payload;
+	char path[4200];
 	int r, fd;
 
+	(void)ctx;
 	if ((r = path_of(name, ".table", path, sizeof(path))))
 		return r;
-	if ((r = forward("create", name, table)) != -ENOTCONN)
+	if (uuid && (!*uuid || strlen(uuid) >= sizeof(rec.uuid) || strpbrk(uuid, " \t\n")))
+		return ulvm_error(-EINVAL, "invalid UUID \"%s\"", uuid);
+	sb_init(&payload);
+	if (uuid)
+		sb_printf(&payload, "uuid %s\n", uuid);
+	sb_puts(&payload, table);
+	r = payload.oom ? -ENOMEM : forward("create", name, payload.buf);
+	sb_free(&payload);
+	if (r != -ENOTCONN)
 		return r;
-	(void)ctx;
+	r = 0;
 	fd = state_lock();
-	if (access(path, F_OK) == 0)
+	if (access(path, F_OK) == 0) {
 		r = ulvm_error(-EEXIST, "Device %s already exists.", name);
-	else if (!(r = normalize_table(name, table, &norm)) &&
-	         !(r = hooks ? hooks->create(hooks->arg, name, norm) : 0) &&
-	         (r = write_atomic(path, norm)) && hooks)
+		goto out;
+	}
+	if (uuid) {
+		const char **names;
+		size_t n;
+		snprintf(rec.uuid, sizeof(rec.uuid), "%s", uuid);
+		if (!(r = ulvm_active_list(&names, &n))) {
+			for (size_t i = 0; i < n && !r; i++) {
+				char other[ULVM_DM_UUID_LEN] = "";
+				ulvm_active_uuid(names[i], other, sizeof(other));
+				if (!strcmp(other, uuid))
+					r = ulvm_error(-EBUSY, "Device %s: UUID %s is taken by %s",
+					               name, uuid, names[i]);
+			}
+			ulvm_active_list_free(names, n);
+		}
+	}
+	if (r || (r = normalize_table(name, table, &rec.table)) || (r = record_set_lowers(&rec)))
+		goto out;
+	if (hooks && (r = hooks->create(hooks->arg, name, rec.table)))
+		goto out;
+	forget_reported(name);
+	if ((r = record_write(name, ".table", &rec)) && hooks)
 		hooks->remove(hooks->arg, name);
-	free(norm);
+out:
+	record_free(&rec);
 	state_unlock(fd);
 	return r;
 }
 
+int ulvm_active_create(struct ulvm_ctx *ctx, const char *name, const char *table)
+{
+	return ulvm_active_create_uuid(ctx, name, NULL, table);
+}
+
+int ulvm_active_open_count(const char *name, unsigned *count)
+{
+	char *reply = NULL;
+	unsigned n = 0;
+	int r;
+
+	*count = 0;
+	if (!name_ok(name))
+		return ulvm_error(-EINVAL, "invalid device name \"%s\"", name);
+	if ((r = ulvm_control_call("opencount", name, NULL, &reply)) != -ENOTCONN) {
+		if (!r)
+			*count = (unsigned)strtoul(reply, NULL, 10);
+		free(reply);
+		return r;
+	}
+	/* Inside the daemon: its own count of a device it holds; else (or without a daemon) a
+	 * process that owns it counts one. */
+	if (!hooks || !hooks->open_count ||
+	    (r = hooks->open_count(hooks->arg, name, &n)) == -ENODEV)
+		n = owner_held(name, NULL, 0);
+	else if (r)
+		return r;
+	*count = n + stacked_on(name, NULL, 0);
+	return 0;
+}
+
+int ulvm_active_busy(const char *name)
+{
+	char what[300], user[256];
+	unsigned n;
+	int r;
+
+	if ((r = ulvm_active_open_count(name, &n)) || !n)
+		return r;
+	describe(name, what, sizeof(what));
+	if (stacked_on(name, user, sizeof(user)))
+		return used_by_another(what, user);
+	return ulvm_error(-EBUSY, "%s in use.", what);
+}
+
 int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name)
 {
-	char path[4200], other[4200];
-	const char **names = NULL;
-	size_t n = 0;
-	int r, fd;
+	static const char *const suffixes[] = {".table", ".inactive", ".suspended", ".reported"};
+	char path[4200], what[300], user[256];
+	int r, fd, owner = -1;
 
 	(void)ctx;
 	if ((r = path_of(name, ".table", path, sizeof(path))))
@@ -337,53 +907,48 @@ int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name)
 		state_unlock(fd);
 		return ulvm_error(-ENXIO, "Device %s not found", name);
 	}
-	/* Refuse while another device's table stacks on this one. */
-	if (!(r = ulvm_active_list(&names, &n))) {
-		for (size_t i = 0; i < n && !r; i++) {
-			char *t;
-			if (!strcmp(names[i], name) ||
-			    path_of(names[i], ".table", other, sizeof(other)))
-				continue;
-			if ((t = read_all(other))) {
-				if (table_uses(t, name))
-					r = ulvm_error(-EBUSY, "Device %s is in use by %s", name,
-					               names[i]);
-				free(t);
-			}
-		}
-		ulvm_active_list_free(names, n);
-	}
-	if (!r && hooks)
-		r = hooks->remove(hooks->arg, name);
+	describe(name, what, sizeof(what));
+	/* Refuse while another device's table stacks on this one, or anyone has it open: the
+	 * daemon knows its own users; any other owner holds the owner lock (taken here, so
+	 * that nobody opens the device while it goes). */
+	if (stacked_on(name, user, sizeof(user)))
+		r = used_by_another(what, user);
+	else if (hooks && (r = hooks->remove(hooks->arg, name)) != -ENODEV)
+		r = r == -EBUSY ? ulvm_error(-EBUSY, "%s in use.", what) : r;
+	else if ((r = active_owner_lock(name, &owner)) == -EBUSY)
+		r = ulvm_error(-EBUSY, "%s in use.", what);
 	if (!r) {
-		unlink(path);
-		path_of(name, ".inactive", other, sizeof(other));
-		unlink(other);
-		path_of(name, ".suspended", other, sizeof(other));
-		unlink(other);
+		for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++)
+			if (!path_of(name, suffixes[i], path, sizeof(path)))
+				unlink(path);
 	}
+	if (owner >= 0)
+		close(owner);
 	state_unlock(fd);
 	return r;
 }
 
 int ulvm_active_load(struct ulvm_ctx *ctx, const char *name, const char *table)
 {
-	char path[4200], ipath[4200], *norm = NULL;
+	struct record live, rec = {0};
 	int r, fd;
 
-	if ((r = path_of(name, ".table", path, sizeof(path))) ||
-	    (r = path_of(name, ".inactive", ipath, sizeof(ipath))))
-		return r;
+	(void)ctx;
 	if ((r = forward("load", name, table)) != -ENOTCONN)
 		return r;
-	(void)ctx;
 	fd = state_lock();
-	if (access(path, F_OK) < 0)
-		r = ulvm_error(-ENXIO, "Device %s not found", name);
-	else if (!(r = normalize_table(name, table, &norm)) &&
-	         !(r = hooks ? hooks->load(hooks->arg, name, norm) : 0))
-		r = write_atomic(ipath, norm);
-	free(norm);
+	if ((r = record_read(name, ".table", &live))) {
+		r = r == -ENXIO ? ulvm_error(-ENXIO, "Device %s not found", name) : r;
+		goto out;
+	}
+	/* The loaded table keeps the device's UUID; its backing devices are its own. */
+	snprintf(rec.uuid, sizeof(rec.uuid), "%s", live.uuid);
+	record_free(&live);
+	if (!(r = normalize_table(name, table, &rec.table)) && !(r = record_set_lowers(&rec)) &&
+	    !(r = hooks ? hooks->load(hooks->arg, name, rec.table) : 0))
+		r = record_write(name, ".inactive", &rec);
+out:
+	record_free(&rec);
 	state_unlock(fd);
 	return r;
 }
@@ -420,16 +985,27 @@ int ulvm_active_suspend(const char *name, bool suspend)
 
 int ulvm_active_info(const char *name, char **table, char **inactive, bool *suspended)
 {
+	struct record rec;
 	char path[4200];
 	int r;
 
 	if ((r = path_of(name, ".table", path, sizeof(path))))
 		return r;
-	if (table && !(*table = read_all(path)))
-		return ulvm_error(-ENXIO, "Device %s not found", name);
+	if (table) {
+		*table = NULL;
+		if ((r = record_read(name, ".table", &rec)))
+			return r == -ENXIO ? ulvm_error(-ENXIO, "Device %s not found", name) : r;
+		*table = rec.table;
+		rec.table = NULL;
+		record_free(&rec);
+	}
 	if (inactive) {
-		path_of(name, ".inactive", path, sizeof(path));
-		*inactive = read_all(path);
+		*inactive = NULL;
+		if (!record_read(name, ".inactive", &rec)) {
+			*inactive = rec.table;
+			rec.table = NULL;
+			record_free(&rec);
+		}
 	}
 	if (suspended) {
 		path_of(name, ".suspended", path, sizeof(path));
@@ -486,41 +1062,23 @@ void ulvm_active_list_free(const char **names, size_t n)
 	free(names);
 }
 
-/* Build `name` from `table` in this process, first building any active device the table
- * names as a lower device (stacking). */
 int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
                            struct ulvm_dev **out)
 {
-	const char **names;
-	size_t n;
+	struct record rec;
 	int r = 0;
 
-	/* Build first the active devices this table stacks on. */
-	if (!ulvm_active_list(&names, &n)) {
-		for (size_t i = 0; i < n && !r; i++) {
-			struct ulvm_dev *lower;
-			if (strcmp(names[i], name) && !ulvm_dev_find(ctx, names[i]) &&
-			    table_uses(table, names[i]))
-				r = ulvm_active_open(ctx, names[i], &lower);
-		}
-		ulvm_active_list_free(names, n);
+	*out = NULL;
+	/* The live record's own table is built only while the record is good. */
+	if (!record_read(name, ".table", &rec)) {
+		if (!strcmp(rec.table, table))
+			r = record_check(name, &rec);
+		record_free(&rec);
 	}
-	return r ? r : ulvm_dev_open_table(ctx, name, table, out);
+	return r ? r : build(ctx, name, table, false, out);
 }
 
 int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out)
 {
-	char *table = NULL;
-	bool suspended = false;
-	int r = ulvm_active_info(name, &table, NULL, &suspended);
-
-	*out = NULL;
-	if (r)
-		return r;
-	if (suspended)
-		r = ulvm_error(-EAGAIN, "Device %s is suspended", name);
-	else
-		r = ulvm_active_open_table(ctx, name, table, out);
-	free(table);
-	return r;
+	return open_record(ctx, name, true, out);
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../dm/dm.h"
 #include "lvm.h"
@@ -19,6 +20,8 @@ struct ulvm_dev {
 	struct bdev *bd;   /* a raw backing device (ulvm_dev_open_raw) */
 	char *name;
 	unsigned inflight;
+	unsigned holds;        /* ulvm_dev_hold: users beyond this handle */
+	int owner_fd;          /* the owner lock (ulvm_dev_own), or -1 */
 	struct ulvm_dev *next; /* the context's open devices */
 };
 
@@ -75,6 +78,7 @@ int ulvm_dev_open_table(struct ulvm_ctx *ctx, const char *name, const char *tabl
 		return ulvm_error(-ENOMEM, "out of memory");
 	}
 	dev->ctx = ctx;
+	dev->owner_fd = -1;
 	if ((r = dm_create(reg, name, table, &dev->md))) {
 		free(dev->name);
 		free(dev);
@@ -101,6 +105,7 @@ int ulvm_dev_open_raw(struct ulvm_ctx *ctx, const char *path, struct ulvm_dev **
 		return ulvm_error(-ENOMEM, "out of memory");
 	}
 	dev->ctx = ctx;
+	dev->owner_fd = -1;
 	if ((r = bdev_open(path, 0, &dev->bd))) {
 		free(dev->name);
 		free(dev);
@@ -141,7 +146,32 @@ int ulvm_dev_open_lv(struct ulvm_ctx *ctx, const char *vgname, const char *lvnam
 	ulvm_lv_dm_name(vgname, lvname, name, sizeof(name));
 	r = ulvm_dev_open_table(ctx, name, table, out);
 	free(table);
+	if (!r && (r = ulvm_dev_own(*out))) {
+		ulvm_dev_close(*out);
+		*out = NULL;
+	}
 	return r;
+}
+
+void ulvm_dev_hold(struct ulvm_dev *dev)
+{
+	dev->holds++;
+}
+
+void ulvm_dev_unhold(struct ulvm_dev *dev)
+{
+	if (dev->holds)
+		dev->holds--;
+}
+
+unsigned ulvm_dev_open_count(const struct ulvm_dev *dev)
+{
+	return dev->holds;
+}
+
+int ulvm_dev_own(struct ulvm_dev *dev)
+{
+	return dev->owner_fd >= 0 ? 0 : active_owner_lock(dev->name, &dev->owner_fd);
 }
 
 void ulvm_dev_close(struct ulvm_dev *dev)
@@ -160,6 +190,8 @@ void ulvm_dev_close(struct ulvm_dev *dev)
 		dm_remove(dev->ctx->dm, dev->name);
 	}
 	bdev_close(dev->bd);
+	if (dev->owner_fd >= 0)
+		close(dev->owner_fd); /* after the last I/O: the next owner may start */
 	free(dev->name);
 	free(dev);
 }

@@ -98,6 +98,9 @@ void dev_mda_summary(const struct dev_mda *m, uint64_t *size, uint64_t *free_byt
 /* dev.c */
 void ctx_free_dm(struct ulvm_ctx *ctx);
 
+/* active.c: take the owner lock of device `name` (see ulvm_dev_own); *fd keeps it. */
+int active_owner_lock(const char *name, int *fd);
+
 /* lock.c */
 int lock_vg(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode);
 void unlock_vg(struct ulvm_ctx *ctx, const char *name);

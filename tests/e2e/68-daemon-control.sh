@@ -59,7 +59,7 @@ for i in $(seq 200); do [ -e "$T/held" ] && break; sleep 0.05; done
 [ -e "$T/held" ] || fail "the holding client did not connect"
 run_rc o e r "$ULVM" lvremove --devices "$(imgs_csv)" -f $VG/lv
 [ "$r" != 0 ] || fail "lvremove of an LV open over NBD succeeded: $o $e"
-assert_match 'open' "$e" "lvremove names the reason"
+assert_match 'in use' "$e" "lvremove names the reason (LVM2's words)"
 wait $HOLD || true
 
 # Deactivation through the daemon; the export is gone.
