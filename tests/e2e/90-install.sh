@@ -141,7 +141,9 @@ EOF
 # installed ulvm activates into it, and stops on SIGTERM.
 "$bindir/ulvmd" --foreground --no-nbd --devices "$(img a)" 2>"$T/ulvmd.err" &
 DPID=$!
-trap '_r=$?; [ -z "${DPID:-}" ] || kill -TERM "$DPID" 2>/dev/null; (exit $_r); _e2e_cleanup' EXIT
+# On a failure the daemon is stopped and waited for before the test's directory goes
+# (set +e: under errexit the trap would end at `(exit $_r)`, before the cleanup).
+trap '_r=$?; set +e; [ -z "${DPID:-}" ] || { kill -TERM "$DPID"; wait "$DPID"; } 2>/dev/null; (exit $_r); _e2e_cleanup' EXIT
 for _ in $(seq 200); do [ -S "$ULVM_RUN_DIR/ulvmd.sock" ] && break; kill -0 $DPID || break; sleep 0.05; done
 [ -S "$ULVM_RUN_DIR/ulvmd.sock" ] || { cat "$T/ulvmd.err" >&2; fail "ulvmd did not listen"; }
 installed lvchange -ay $VG/lv
