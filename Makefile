@@ -63,11 +63,9 @@ kernel: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
 	tests/kernel/run.sh --ulvm $(ASAN_BUILD)/ulvm
 
+# Every seed experiment and peer comparison (docs/BENCHMARKS.md); about 25 minutes.
 bench: all
-	bench/metadata.sh --ulvm $(BUILD)/ulvm
 	$(BUILD)/ulvm bench all --out bench/results
-	bench/nbd.sh --ulvm $(BUILD)/ulvm
-	bench/fuse.sh --ulvm $(BUILD)/ulvm
 
 # The command (and ulvmd, its daemon name), libulvm.so, include/ulvm.h and ulvm.pc under
 # $(DESTDIR)$(PREFIX). The prefix is written into ulvm.pc, so it is set in the build first.

@@ -119,6 +119,7 @@ class Progress:
         self.tty = sys.stderr.isatty()
         self.name, self.total, self.done, self.t0, self.est = "", 1, 0, time.time(), 0
         self.last_len = 0
+        self.after = 0.0  # estimated seconds of the experiments still to come
 
     def begin(self, name, total, est):
         self.name, self.total, self.done, self.t0, self.est = name, max(total, 1), 0, \
@@ -130,8 +131,9 @@ class Progress:
             left = elapsed / self.done * (self.total - self.done)
         else:
             left = self.est
-        self.show("[%s %d/%d] %s -- %s left" % (self.name, self.done + 1, self.total, what,
-                                                fmt_duration(left)))
+        rest = " (all: %s)" % fmt_duration(left + self.after) if self.after else ""
+        self.show("[%s %d/%d] %s -- %s left%s" % (self.name, self.done + 1, self.total, what,
+                                                  fmt_duration(left), rest))
         self.done += 1
 
     def show(self, line):

@@ -89,11 +89,12 @@ def main(argv):
             "started": datetime.datetime.now(datetime.timezone.utc).strftime(
                 "%Y-%m-%d %H:%M UTC"),
             "machine": machine_line(), "quick": ctx.quick,
-            "repeat": ctx.repeat or "the experiment's default number of",
+            "repeat": ctx.repeat or None,
             "dirs": ctx.dirs, "ulvm": ctx.ulvm, "driver": ctx.bench_dir}
     done = []
     failed = 0
-    for e, est in plan:
+    for i, (e, est) in enumerate(plan):
+        ctx.progress.after = sum(s for _, s in plan[i + 1:])
         e.status, e.reason, e.seconds = "ok", None, 0.0
         tables = e.tables(ctx)
         ws = Workspace(ctx, e.name)

@@ -52,9 +52,11 @@ def write_results(outdir, meta, experiments):
     doc["experiments"] = []
     md = ["# ulvm bench results", "",
           "%s. %s" % (meta["started"], meta["machine"]), "",
-          "Each cell: median of %s repetitions, ± half the range (max − min) as a share of the "
-          "median; ratios are taken per repetition (the two runs were next to each other) "
-          "and summarised the same way. Command: `%s`." % (meta["repeat"], meta["command"]),
+          "Each cell: the median of its repetitions (%s; every one is in results.json), ± half "
+          "the range (max − min) as a share of the median; ratios are taken per repetition "
+          "(the two runs were next to each other) and summarised the same way. Command: "
+          "`%s`." % ("--repeat %d" % meta["repeat"] if meta["repeat"] else
+                     "each experiment's default, docs/BENCHMARKS.md", meta["command"]),
           ""]
     for exp, tables in experiments:
         e = {"name": exp.name, "title": exp.title, "status": exp.status, "reason": exp.reason,
@@ -79,6 +81,39 @@ def write_results(outdir, meta, experiments):
         f.write("\n")
     with open(os.path.join(outdir, "results.md"), "w") as f:
         f.write("\n".join(md))
+    with open(os.path.join(outdir, "summary.md"), "w") as f:
+        f.write(summary_markdown(meta, experiments))
+
+
+def summary_markdown(meta, experiments, prefix=""):
+    """The ratios only, one small table per measured table, each with its plot: what the
+    README shows. prefix: the plots' directory as seen from where the summary goes."""
+    out = ["%s; %s." % (meta["started"], meta["machine"]), ""]
+    for exp, tables in experiments:
+        if exp.status != "ok":
+            out += ["- **%s**: %s" % (exp.name, exp.reason), ""]
+            continue
+        for t in tables:
+            ratios = [c for c in t.cols if c.ratio]
+            if t.status != "ok" or not ratios:
+                if t.status != "ok":
+                    out += ["- **%s**: %s" % (t.title, t.reason), ""]
+                continue
+            out += ["**%s** ([plot](%s%s.svg))" % (t.title, prefix, t.id), ""]
+            out.append("| | " + " | ".join(c.label for c in ratios) + " |")
+            out.append("|---|" + "---|" * len(ratios))
+            for rk, rl in t.rows:
+                if rk in t.row_reason:
+                    out.append("| %s | n/a: %s |%s" % (rl, t.row_reason[rk],
+                                                       " |" * (len(ratios) - 1)))
+                    continue
+                cells = []
+                for c in ratios:
+                    sm = t.summary(rk, c.key)
+                    cells.append("–" if sm is None else "%.2f" % sm["median"])
+                out.append("| %s | %s |" % (rl, " | ".join(cells)))
+            out.append("")
+    return "\n".join(out)
 
 
 def nice_ticks(lo, hi, n=5):
@@ -140,8 +175,9 @@ def table_svg(t):
             hi = max(max(vals), ref) + (max(vals) - min(vals)) * 0.15
         ticks = [x for x in nice_ticks(lo, hi) if lo <= x <= hi]
 
-    W, H = 760, 400
-    L, R, T, B = 70, 20, 40, 95
+    legend_rows = (len(series) + 2) // 3
+    W, H = 760, 420 + 14 * legend_rows
+    L, R, T, B = 90, 20, 36 + 14 * legend_rows, 100
     pw, ph = W - L - R, H - T - B
 
     def y(v):
@@ -172,8 +208,9 @@ def table_svg(t):
     gw = pw / max(n, 1)
     for i, (rk, rl) in enumerate(t.rows):
         cx = L + gw * (i + 0.5)
+        short = rl.split(" (")[0]  # the plot's axis: the label without its details
         out.append('<text x="%.1f" y="%d" text-anchor="end" transform="rotate(-30 %.1f %d)">'
-                   '%s</text>' % (cx, T + ph + 14, cx, T + ph + 14, escape(rl)))
+                   '%s</text>' % (cx, T + ph + 14, cx, T + ph + 14, escape(short)))
     if p.get("xlabel"):
         out.append('<text x="%d" y="%d" text-anchor="middle">%s</text>' % (
             L + pw // 2, H - 8, escape(p["xlabel"])))
@@ -209,8 +246,8 @@ def table_svg(t):
                 xm = x0 + bw / 2
                 out.append('<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" stroke="black"/>' % (
                     xm, y(s["min"]), xm, y(s["max"])))
-        lx = L + 10 + (si % 3) * 230
-        ly = T + 4 + (si // 3) * 14
+        lx = L + (si % 3) * 220
+        ly = 28 + (si // 3) * 14
         out.append('<rect x="%d" y="%d" width="10" height="10" fill="%s"/>' % (lx, ly, color))
         out.append('<text x="%d" y="%d">%s</text>' % (lx + 14, ly + 9, escape(c.label)))
     if ref is not None and lo <= ref <= hi:

@@ -5,7 +5,10 @@ over both with stripe sizes 4 KiB..512 KiB; sequential 1 MiB and random 4 KiB re
 writes, in bonnie's order (block output, block input, random), against linear on the fast
 device."""
 
-from .core import Col, Experiment, Ratio, Table, alternate
+import os
+
+from .core import (Col, Experiment, Ratio, Table, Unavailable, alternate, fio_jobs, need_tools,
+                   wait_for)
 
 STRIPES = ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k"]
 # (column, label, unit, cell arguments, result field)
@@ -27,31 +30,45 @@ class Seed002(Experiment):
         return [("linear-fast", "linear, fast device"), ("linear-slow", "linear, slow device")] \
             + [("striped-" + s, "striped 2 x %s" % s) for s in STRIPES]
 
-    def tables(self, ctx):
-        cols = [Col(k, l, u) for k, l, u, _, _ in WORK] + \
+    def cols(self):
+        return [Col(k, l, u) for k, l, u, _, _ in WORK] + \
             [Ratio(k + "_lin", l + " / linear fast", k, k, den_row="linear-fast")
              for k, l, _, _, _ in WORK]
+
+    def tables(self, ctx):
+        cols = self.cols()
         fast = ctx.mem_dirs[0] if ctx.mem_dirs else "?"
         slow = ctx.disk_dirs[0] if ctx.disk_dirs else "?"
-        return [Table("seed002", self.title, self.rows(), cols,
+        plot = {"kind": "bars", "cols": [k + "_lin" for k, _, _, _, _ in WORK],
+                "ylabel": "LV / linear on the fast device", "ref": 1.0}
+        seed = ("bonnie, 128 MB: linear 6336 K/s block output, 6970 K/s block input, 118.9 "
+                "seeks/s; striped 16k over the two disks 3963, 2983 and 89.8.")
+        return [Table("seed002", self.title + ", library", self.rows(), cols,
                       "`ulvm bench cell` through the library (the same engine and requests "
                       "fio would issue: --rw, --bs, --iodepth): the fast device is a file in "
                       "%s, the slow one a file in %s (O_DIRECT); each striped LV has one "
                       "stripe on each; all LVs are written in full first; the rows alternate "
                       "per repetition." % (fast, slow),
-                      seed="bonnie, 128 MB: linear 6336 K/s block output, 6970 K/s block "
-                           "input, 118.9 seeks/s; striped 16k over the two disks 3963, 2983 "
-                           "and 89.8.",
-                      plot={"kind": "bars", "cols": [k + "_lin" for k, _, _, _, _ in WORK],
-                            "ylabel": "LV / linear on the fast device", "ref": 1.0})]
+                      seed=seed, plot=plot),
+                Table("seed002-nbd", self.title + ", fio over NBD", self.rows(), self.cols(),
+                      "fio --ioengine=nbd with the same --rw, --bs and --iodepth on the same "
+                      "LVs, exported by `ulvm serve` on a Unix socket; per workload one fio run "
+                      "with the ten LVs as jobs one after the other, their order alternating "
+                      "per repetition. The NBD round trip (tens of microseconds) is in every "
+                      "figure, as it is for any NBD client.",
+                      seed=seed, plot=dict(plot))]
 
     def sizes(self, ctx):
-        return ctx.secs(256 << 20, 32 << 20), ctx.secs(1.5, 0.1)
+        return ctx.secs(256 << 20, 32 << 20), ctx.secs(1.0, 0.1)
+
+    def nbd_reps(self, ctx):
+        return ctx.reps(3, 1)  # fio costs ~0.3 s a job whatever its runtime
 
     def estimate(self, ctx):
         size, secs = self.sizes(ctx)
         return len(self.rows()) * len(WORK) * ctx.reps(3, 2) * (secs + 0.04) + \
-            len(self.rows()) * size / (400 << 20) + 2
+            len(self.rows()) * len(WORK) * self.nbd_reps(ctx) * (secs + 0.3) + \
+            len(self.rows()) * size / (400 << 20) + 3
 
     def run(self, ctx, ws, tables):
         t = tables[0]
@@ -70,7 +87,8 @@ class Seed002(Experiment):
         for rk in rows:
             ctx.progress.show("[seed002] filling bench2/%s" % rk)
             ws.cell("--lv", "bench2/" + rk, "--rw", "write", "--bs", "1M", "--qd", "4", "--once")
-        ctx.progress.begin(self.name, len(rows) * len(WORK) * reps, self.estimate(ctx))
+        ctx.progress.begin(self.name, len(rows) * len(WORK) * reps +
+                           len(WORK) * self.nbd_reps(ctx), self.estimate(ctx))
         for rep in range(reps):
             for key, label, _, args, field in WORK:
                 for rk in alternate(rep, rows):
@@ -78,3 +96,31 @@ class Seed002(Experiment):
                     r = ws.cell("--lv", "bench2/" + rk, "--seconds", secs, *args)
                     t.add(rk, key, r[field], rep)
         t.status = "ok"
+        try:
+            self.nbd(ctx, ws, tables[1], rows, size, secs)
+            tables[1].status = "ok"
+        except Unavailable as e:
+            tables[1].status, tables[1].reason = "unavailable", str(e)
+
+    def nbd(self, ctx, ws, t, rows, size, secs):
+        need_tools("fio")
+        sock = os.path.join(ws.env["ULVM_RUN_DIR"], "nbd.sock")
+        ws.ulvm("vgchange", "-ay", "bench2")
+        serve = ws.spawn([ctx.ulvm, "serve", "--foreground"], "ulvmd.log")
+        wait_for(lambda: os.path.exists(sock), what=sock)
+        ms = "%dms" % max(1, int(secs * 1000))
+        reps = self.nbd_reps(ctx)
+        for rep in range(reps):
+            for key, label, _, args, field in WORK:
+                ctx.progress.step("NBD, %s, repetition %d" % (label, rep + 1))
+                rw, bs, qd = args[1], args[3], args[5]
+                jobs = [(rk, ["--uri=nbd+unix:///bench2/%s?socket=%s" % (rk, sock)])
+                        for rk in alternate(rep, rows)]
+                res = fio_jobs(["--ioengine=nbd", "--size=%d" % size, "--rw=" + rw,
+                                "--bs=" + bs, "--iodepth=" + qd, "--time_based",
+                                "--runtime=" + ms], jobs)
+                for rk in rows:
+                    d = res[rk][1 if rw.endswith("write") else 0]
+                    t.add(rk, key, d["bw_bytes"] / (1 << 20) if field == "mib_s"
+                          else d["iops"], rep)
+        serve.stop()

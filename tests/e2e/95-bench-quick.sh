@@ -31,6 +31,10 @@ out = sys.argv[1]
 doc = json.load(open(os.path.join(out, "results.json")))
 md = open(os.path.join(out, "results.md")).read()
 BS = ["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]
+S2_ROWS = ["linear-fast", "linear-slow"] + ["striped-" + s for s in ["4k", "8k", "16k", "32k",
+                                                               "64k", "128k", "256k", "512k"]]
+S2_COLS = ["seqwrite", "seqread", "randwrite", "randread", "seqwrite_lin", "seqread_lin",
+           "randwrite_lin", "randread_lin"]
 SWEEP = ["buf_raw", "buf_lv", "buf_ratio", "dir_raw", "dir_lv", "dir_ratio"]
 NBD_JOBS = ["read 1M qd1", "write 1M qd1", "randread 4k qd1", "randread 4k qd32",
             "randwrite 4k qd1", "randwrite 4k qd32"]
@@ -42,10 +46,8 @@ want = {
                  "chunk-512k", "none"], ["ulvm", "ulvm_none", "qcow2", "ulvm_qcow2"]),
     "seed001": (["throttled", "disk", "memory"],
                 ["raw", "lv", "lv_raw", "raw_cpu", "lv_cpu", "cpu_lv_raw"]),
-    "seed002": (["linear-fast", "linear-slow"] + ["striped-" + s for s in
-                 ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k"]],
-                ["seqwrite", "seqread", "randwrite", "randread", "seqwrite_lin", "seqread_lin",
-                 "randwrite_lin", "randread_lin"]),
+    "seed002": (S2_ROWS, S2_COLS),
+    "seed002-nbd": (S2_ROWS, S2_COLS),
     "seed003": (BS, SWEEP),
     "seed003-nbd": (BS, SWEEP),
     "seed003-fuse": (BS, SWEEP),
