@@ -31,22 +31,38 @@ sum() { md5sum <"$1" | cut -c1-32; }
 keeper=$!
 
 head -c 256M /dev/urandom >"$T/src"
-# kill_after SECS CMD...: start CMD, kill -9 it after SECS; it must have been running
-kill_after() {
-	local secs=$1 pid rc=0
-	shift
-	"$@" 2>/dev/null &
+# kill_copy SECS in|out NBDCOPY-OPTION...: an nbdcopy writing into (in) or reading out of
+# (out) the big LV, killed with -9 after SECS. Its other end is a fifo that stalls (the feeder
+# sends 64 MiB and then nothing; the drain never reads), so however fast the machine it is
+# still running when it is killed, instead of having finished a quick copy.
+mkfifo "$T/fifo"
+kill_copy() {
+	local secs=$1 dir=$2 pid other rc=0
+	shift 2
+	if [ "$dir" = in ]; then
+		{ head -c 64M "$T/src"; exec sleep 60; } >"$T/fifo" &
+		other=$!
+		nbdcopy "$@" - "$UBIG" <"$T/fifo" 2>/dev/null &
+	else
+		exec 3<>"$T/fifo" # so that opening the fifo below does not wait for a reader
+		sleep 60 <"$T/fifo" &
+		other=$!
+		nbdcopy "$@" "$UBIG" - >"$T/fifo" 2>/dev/null &
+		exec 3>&-
+	fi
 	pid=$!
 	sleep "$secs"
-	kill -KILL $pid 2>/dev/null || fail "$1 finished before it could be killed"
+	kill -KILL $pid 2>/dev/null || fail "nbdcopy ($dir) finished before it could be killed"
 	{ wait $pid; } 2>/dev/null || rc=$?
+	kill $other 2>/dev/null || true
+	{ wait $other; } 2>/dev/null || true
 	assert_eq 137 "$rc" "killed client's exit status"
 }
 for secs in 0.15 0.25 0.05; do
-	kill_after $secs nbdcopy --connections=1 --requests=64 --request-size=262144 "$T/src" "$UBIG"
+	kill_copy $secs in --connections=1 --requests=64 --request-size=262144
 	assert_eq 268435456 "$(nbdinfo --size "$UBIG")" "server answers after a killed writer"
 done
-kill_after 0.15 nbdcopy --connections=2 --requests=64 --request-size=4194304 "$UBIG" "$T/partial"
+kill_copy 0.15 out --connections=2 --requests=64 --request-size=4194304
 assert_eq 268435456 "$(nbdinfo --size "$UBIG")" "server answers after a killed reader"
 
 wait $keeper || { cat "$T/keep.out" >&2; fail "the other client's fio job"; }
