@@ -9,7 +9,7 @@
  * A record is text: "uuid UUID" (optional), one "lower IDENT PATH" per backing device its
  * table names, a line "--", then the table as the device prints it. Devices are keyed as
  * LVM2 keys its dm devices: LVs are named VG-LV, with UUID LVM-<vg uuid><lv uuid>. IDENT is
- * what the backing device was when the record was made ("f DEV:INO" of a file, "b MAJ:MIN" of
+ * what the backing device was when the record was made ("f DEV:INO:BIRTH" of a file, "b MAJ:MIN" of
  * a block device): a record whose backing device is gone or was replaced, or whose UUID is
  * not that of the LV on disk, is stale -- reported once, never used for I/O, cleared by
  * `dmsetup remove`, replaced when the LV is activated. Changes are made under a lock on the
@@ -174,11 +174,18 @@ static void ident_of(const char *arg, char *out, size_t len)
 		if (access(sys, F_OK) == 0)
 			snprintf(out, len, "b %s", arg);
 	} else if (stat(arg, &st) == 0) {
+		/* A file's inode number is reused once it is deleted: its birth time tells a new
+		 * file at the same path (where the file system records one). */
+		struct statx sx;
+		unsigned long long born = 0;
+		if (statx(AT_FDCWD, arg, 0, STATX_BTIME, &sx) == 0 && (sx.stx_mask & STATX_BTIME))
+			born = (unsigned long long)sx.stx_btime.tv_sec * 1000000000ull +
+			       sx.stx_btime.tv_nsec;
 		if (S_ISBLK(st.st_mode))
 			snprintf(out, len, "b %u:%u", major(st.st_rdev), minor(st.st_rdev));
 		else
-			snprintf(out, len, "f %llx:%llu", (unsigned long long)st.st_dev,
-			         (unsigned long long)st.st_ino);
+			snprintf(out, len, "f %llx:%llu:%llu", (unsigned long long)st.st_dev,
+			         (unsigned long long)st.st_ino, born);
 	}
 }
 
@@ -260,7 +267,8 @@ static int record_parse(char *text, struct record *rec)
 		if (!strncmp(p, "uuid ", 5)) {
 			snprintf(rec->uuid, sizeof(rec->uuid), "%s", p + 5);
 		} else if (!strncmp(p, "lower ", 6)) {
-			/* "lower f DEV:INO PATH": the path is the rest (it may hold spaces). */
+			/* "lower f DEV:INO:BIRTH PATH": the path is the rest (it may hold spaces).
+			 */
 			char *a = p + 6, *b = strchr(a, ' '), *c = b ? strchr(b + 1, ' ') : NULL;
 			if (c) {
 				*c = '\0';

@@ -19,14 +19,10 @@ ulvm lvcreate -n other -L 4M $VG >/dev/null
 head -c $((8 << 20)) /dev/urandom >"$T/pattern"
 ulvm dd if="$T/pattern" of=$VG/lv bs=1M status=none
 
-"$ULVM" serve --devices "$(imgs_csv)" 2>"$T/serve.err"
-DPID=$(pgrep -f "serve --devices $(imgs_csv)" | head -1)
+. "$E2E_DIR/ulvmd_lib.sh"
+ulvmd_start
 HOLD=
-cleanup57() {
-	[ -z "$HOLD" ] || kill "$HOLD" 2>/dev/null || true
-	[ -z "${DPID:-}" ] || kill -TERM "$DPID" 2>/dev/null || true
-}
-trap '_r=$?; cleanup57; (exit $_r); _e2e_cleanup' EXIT
+ULVMD_CLEANUP='[ -z "$HOLD" ] || kill "$HOLD" 2>/dev/null'
 ulvm vgchange -ay $VG >/dev/null
 sock="$ULVM_RUN_DIR/nbd.sock"
 
@@ -104,8 +100,5 @@ ulvm lvremove -f $VG/other >/dev/null
 ulvm vgremove -f $VG >/dev/null
 assert_eq "No devices found" "$("$ULVM" dmsetup ls)" "vgremove -f"
 
-kill -TERM "$DPID"
-for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-DPID=
-_san_filter "ulvm serve" <"$T/serve.err" >&2
+ulvmd_stop
 echo "PASS"

@@ -9,6 +9,7 @@
 # record, and the commands go through it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
+. "$E2E_DIR/ulvmd_lib.sh"
 
 VG=bx
 mkimg a 64M
@@ -83,17 +84,13 @@ mkimg e 64M
 ulvm pvcreate "$(img e)" >/dev/null 2>>"$T/log2"
 ulvm vgcreate $VG "$(img e)" >/dev/null 2>>"$T/log2"
 ulvm lvcreate -an -n lin -L 8M $VG >/dev/null 2>>"$T/log2"
-"$ULVM" serve --devices "$(imgs_csv)" 2>>"$T/log2"
-DPID=$(pgrep -f "serve --devices $(imgs_csv)" | head -1)
-trap '_r=$?; [ -z "${DPID:-}" ] || kill -TERM "$DPID" 2>/dev/null; (exit $_r); _e2e_cleanup' EXIT
+ulvmd_start
 run_rc o e r "$ULVM" dmsetup table $VG-lin
 [ "$r" != 0 ] || fail "ulvmd serves a stale device: $o"
 ulvm lvchange -ay $VG/lin 2>>"$T/log2"
 head -c $((8 << 20)) /dev/urandom >"$T/p2"
 ulvm dd if="$T/p2" of=$VG/lin bs=1M status=none 2>>"$T/log2"
 assert_eq "$(sha256sum <"$T/p2")" "$(nbdinfo --size "nbd+unix:///$VG/lin?socket=$ULVM_RUN_DIR/nbd.sock" >/dev/null 2>&1; ulvm dd if=$VG/lin bs=1M status=none | sha256sum)" "through ulvmd"
-assert_eq 1 "$(grep -c "Active device $VG-lin is stale" "$T/log2")" "reported once with ulvmd too"
-kill -TERM "$DPID"
-for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-DPID=
+ulvmd_stop
+assert_eq 1 "$(cat "$T/log2" "$T/serve.err" | grep -c "Active device $VG-lin is stale")" "reported once with ulvmd too"
 echo "PASS"

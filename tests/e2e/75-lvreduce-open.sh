@@ -1,0 +1,109 @@
+#!/bin/bash
+# lvreduce of an open LV does what LVM2 does: it warns ("Reducing active and open logical
+# volume to ...", "THIS MAY DESTROY YOUR DATA") and asks; an answer of no, or the end of
+# stdin, leaves it as it was (exit 5, "NOT reduced.", image unchanged); -f goes ahead, and an
+# NBD client that stays connected sees the smaller device at once (a read past the new end
+# fails, one inside it works); a new client is told the new size. An active LV that is not
+# open gets LVM2's other warning, and -y answers the question.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+command -v nbdinfo >/dev/null || skip "nbdinfo (libnbd-bin) not installed"
+need_python
+
+VG=e2e75
+mkimg a 64M
+ulvm pvcreate "$(img a)" >/dev/null
+ulvm vgcreate $VG "$(img a)" >/dev/null
+ulvm lvcreate -n lv -L 8M $VG >/dev/null
+ulvm lvcreate -n idle -L 8M $VG >/dev/null
+. "$E2E_DIR/ulvmd_lib.sh"
+ulvmd_start
+HOLD=
+ULVMD_CLEANUP='[ -z "$HOLD" ] || kill "$HOLD" 2>/dev/null'
+ulvm vgchange -ay $VG >/dev/null
+sock="$ULVM_RUN_DIR/nbd.sock"
+
+# A client that stays connected: it reads 4 KiB at each offset written to $T/cmd and writes
+# the reply's error number to $T/res (0 = the read worked).
+python3 - "$sock" "$VG/lv" "$T" <<'EOF' &
+import os, socket, struct, sys, time
+sock, name, d = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
+s = socket.socket(socket.AF_UNIX); s.connect(sock)
+def recvn(n):
+    b = b''
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c: raise SystemExit('closed')
+        b += c
+    return b
+recvn(18)
+s.sendall(struct.pack('>I', 3))                       # fixed newstyle, no zeroes
+s.sendall(b'IHAVEOPT' + struct.pack('>II', 1, len(name)) + name)
+size, flags = struct.unpack('>QH', recvn(10))
+open(d + '/held', 'w').write('%d\n' % size)
+handle = 0
+while True:
+    if os.path.exists(d + '/quit'): break
+    if not os.path.exists(d + '/cmd'):
+        time.sleep(0.02); continue
+    off = int(open(d + '/cmd').read()); os.unlink(d + '/cmd')
+    handle += 1
+    s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, 0, handle, off, 4096))
+    magic, err, h = struct.unpack('>IIQ', recvn(16))
+    if err == 0: recvn(4096)
+    open(d + '/res.tmp', 'w').write('%d\n' % err); os.rename(d + '/res.tmp', d + '/res')
+s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, 2, handle + 1, 0, 0))
+EOF
+HOLD=$!
+for i in $(seq 200); do [ -e "$T/held" ] && break; sleep 0.05; done
+[ -e "$T/held" ] || fail "the NBD client did not connect"
+assert_eq 8388608 "$(cat "$T/held")" "the client's size"
+read_at() { # OFFSET -> the error number of a 4 KiB read through the held connection
+	rm -f "$T/res"
+	echo "$1" >"$T/cmd"
+	for i in $(seq 200); do [ -e "$T/res" ] && break; sleep 0.02; done
+	cat "$T/res"
+}
+assert_eq 0 "$(read_at $((6 << 20)))" "a read at 6 MiB before the reduce"
+
+# Asked, and stdin ends (or answers n): not reduced, nothing changed.
+before=$(sha256sum <"$(img a)")
+for answer in none n; do
+	if [ $answer = none ]; then
+		run_rc o e r "$ULVM" lvreduce -L 4M $VG/lv --devices "$(imgs_csv)" </dev/null
+	else
+		run_rc o e r sh -c "echo n | '$ULVM' lvreduce -L 4M $VG/lv --devices '$(imgs_csv)'"
+	fi
+	assert_eq 5 "$r" "lvreduce answered $answer: exit status"
+	assert_match "WARNING: Reducing active and open logical volume to 4.00 MiB\." "$e" "LVM2's warning ($answer)"
+	assert_match "THIS MAY DESTROY YOUR DATA \(filesystem etc\.\)" "$e" "LVM2's second line ($answer)"
+	assert_match "Do you really want to reduce $VG/lv\? \[y/n\]:" "$e" "LVM2's question ($answer)"
+	assert_match "Logical volume $VG/lv NOT reduced\." "$e" "LVM2's refusal ($answer)"
+	assert_eq "$before" "$(sha256sum <"$(img a)")" "lvreduce answered $answer changed the image"
+done
+assert_eq 8.00m "$(ulvm lvs --noheadings -o lv_size $VG/lv | xargs)" "size after the refusals"
+
+# -f goes ahead: the held client sees the smaller device at once.
+run_rc o e r "$ULVM" lvreduce -f -L 4M $VG/lv --devices "$(imgs_csv)"
+assert_eq 0 "$r" "lvreduce -f: $e"
+assert_match "Reducing active and open logical volume to 4.00 MiB" "$e" "lvreduce -f still warns"
+assert_match "successfully resized" "$o" "lvreduce -f"
+assert_eq 4.00m "$(ulvm lvs --noheadings -o lv_size $VG/lv | xargs)" "size after lvreduce -f"
+assert_eq "0 8192 linear $(img a) 2048" "$("$ULVM" dmsetup table $VG-lv)" "the daemon's table"
+[ "$(read_at $((6 << 20)))" != 0 ] || fail "the held client read past the new end"
+assert_eq 0 "$(read_at $((1 << 20)))" "the held client reads inside the new size"
+assert_eq 4194304 "$(nbdinfo --size "nbd+unix:///$VG/lv?socket=$sock")" "a new client's size"
+touch "$T/quit"
+wait $HOLD || true
+HOLD=
+
+# Active, not open: LVM2's other warning; -y answers yes.
+run_rc o e r "$ULVM" lvreduce -L 4M $VG/idle --devices "$(imgs_csv)" </dev/null
+assert_eq 5 "$r" "lvreduce of an active LV, no answer"
+assert_match "WARNING: Reducing active logical volume to 4.00 MiB\." "$e" "the warning for an LV not open"
+run_rc o e r "$ULVM" lvreduce -y -L 4M $VG/idle --devices "$(imgs_csv)"
+assert_eq 0 "$r" "lvreduce -y: $e"
+assert_eq 4.00m "$(ulvm lvs --noheadings -o lv_size $VG/idle | xargs)" "size after lvreduce -y"
+
+ulvmd_stop
+echo "PASS"

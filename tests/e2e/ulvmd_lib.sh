@@ -1,0 +1,22 @@
+# Helpers of the tests that run ulvmd, sourced after lib.sh: ulvmd_start runs `ulvm serve`
+# on this test's images (sockets in $ULVM_RUN_DIR) and sets DPID; ulvmd_stop stops it with
+# SIGTERM, checks that it exits, and passes its sanitizer reports on. Whatever happens, the
+# daemon is stopped when the test exits.
+DPID=
+ulvmd_start() {
+	"$ULVM" serve --devices "$(imgs_csv)" "$@" 2>>"$T/serve.err"
+	DPID=$(pgrep -f "serve --devices $(imgs_csv)" | head -1)
+	[ -n "$DPID" ] || fail "ulvmd did not start: $(cat "$T/serve.err")"
+}
+ulvmd_stop() {
+	local i
+	[ -n "$DPID" ] || return 0
+	kill -TERM "$DPID"
+	for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
+	kill -0 "$DPID" 2>/dev/null && fail "ulvmd did not stop on SIGTERM"
+	DPID=
+	_san_filter "ulvm serve" <"$T/serve.err" >&2
+}
+# Tests add their own cleanup to ULVMD_CLEANUP (a command line), run before the daemon stops.
+ULVMD_CLEANUP=:
+trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$DPID" ] || kill -TERM "$DPID" 2>/dev/null; (exit $_r); _e2e_cleanup' EXIT
