@@ -340,7 +340,8 @@ int ulvm_dev_open_raw(struct ulvm_ctx *ctx, const char *path, struct ulvm_dev **
 /* A device already open in this context, by name. */
 struct ulvm_dev *ulvm_dev_find(struct ulvm_ctx *ctx, const char *name);
 
-/* Synchronous I/O. Offsets and lengths are multiples of the sector size. */
+/* Synchronous I/O. Offsets and lengths are multiples of the sector size; the buffer may
+ * have any alignment (an unaligned one is copied through an aligned bounce buffer). */
 int ulvm_dev_pread(struct ulvm_dev *dev, void *buf, size_t len, uint64_t offset);
 int ulvm_dev_pwrite(struct ulvm_dev *dev, const void *buf, size_t len, uint64_t offset, bool fua);
 int ulvm_dev_flush(struct ulvm_dev *dev);
@@ -369,7 +370,11 @@ struct ulvm_io {
 	uint64_t reserved[16]; /* the library's */
 };
 
-/* -EINVAL at once for a request outside the device or not sector-aligned. */
+/* Memory for READ and WRITE requests is aligned to this (devices may be opened O_DIRECT). */
+#define ULVM_IO_ALIGN 4096u
+
+/* -EINVAL at once for a request outside the device, not sector-aligned, or with a READ/WRITE
+ * buffer not aligned to ULVM_IO_ALIGN. */
 int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io);
 /* Run completions: wait until at least `min_complete` requests finished. Returns how many. */
 int ulvm_dev_poll(struct ulvm_dev *dev, unsigned min_complete);

@@ -277,6 +277,12 @@ int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io)
 		                  "(%llu bytes) or not sector-aligned",
 		                  dev->name, (unsigned long long)io->length,
 		                  (unsigned long long)io->offset, (unsigned long long)size);
+	/* O_DIRECT backings need aligned memory; checking here, whatever the backing, gives a
+	 * caller the same answer on tmpfs as on a disk instead of EINVAL from the kernel later. */
+	if ((io->op == ULVM_IO_READ || io->op == ULVM_IO_WRITE) &&
+	    (uintptr_t)io->buf % ULVM_IO_ALIGN)
+		return ulvm_error(-EINVAL, "%s: buffer %p is not aligned to %u bytes", dev->name,
+		                  io->buf, ULVM_IO_ALIGN);
 	memset(req, 0, sizeof(*req));
 	req->op = ops[io->op];
 	req->flags = (io->flags & ULVM_IO_FUA ? IO_FUA : 0) |
@@ -319,8 +325,8 @@ static void sync_done(struct ulvm_io *io, int result)
 	w->result = result;
 }
 
-static int sync_io(struct ulvm_dev *dev, enum ulvm_io_op op, unsigned flags, void *buf,
-                   uint64_t len, uint64_t offset)
+static int sync_io_aligned(struct ulvm_dev *dev, enum ulvm_io_op op, unsigned flags, void *buf,
+                           uint64_t len, uint64_t offset)
 {
 	struct sync_wait w = {0};
 	struct ulvm_io io = {.op = op,
@@ -340,6 +346,40 @@ static int sync_io(struct ulvm_dev *dev, enum ulvm_io_op op, unsigned flags, voi
 	if (!r && w.result)
 		r = ulvm_error(w.result, "%s: I/O error at offset %llu: %s", dev->name,
 		               (unsigned long long)offset, strerror(-w.result));
+	return r;
+}
+
+/* The synchronous calls take any memory: a buffer that is not aligned for O_DIRECT goes
+ * through an aligned bounce buffer, a megabyte at a time. */
+#define SYNC_BOUNCE_MAX (1u << 20)
+
+static int sync_io(struct ulvm_dev *dev, enum ulvm_io_op op, unsigned flags, void *buf,
+                   uint64_t len, uint64_t offset)
+{
+	uint8_t *bounce, *user = buf;
+	uint64_t done = 0;
+	size_t cap;
+	int r = 0;
+
+	if ((op != ULVM_IO_READ && op != ULVM_IO_WRITE) || !buf ||
+	    (uintptr_t)buf % ULVM_IO_ALIGN == 0)
+		return sync_io_aligned(dev, op, flags, buf, len, offset);
+	cap = len < SYNC_BOUNCE_MAX ? (size_t)len : SYNC_BOUNCE_MAX;
+	if (posix_memalign((void **)&bounce, ULVM_IO_ALIGN, cap ? cap : ULVM_IO_ALIGN))
+		return ulvm_error(-ENOMEM, "%s: no memory for a bounce buffer", dev->name);
+	do { /* a zero-length request still goes through ulvm_dev_submit's checks */
+		size_t n = len - done < cap ? (size_t)(len - done) : cap;
+
+		if (op == ULVM_IO_WRITE)
+			memcpy(bounce, user + done, n);
+		r = sync_io_aligned(dev, op, flags, bounce, n, offset + done);
+		if (r)
+			break;
+		if (op == ULVM_IO_READ)
+			memcpy(user + done, bounce, n);
+		done += n;
+	} while (done < len);
+	free(bounce);
 	return r;
 }
 
