@@ -10,8 +10,12 @@
  * `held` counts all three: it is io_engine_inflight().
  *
  * req->engine_token holds the bytes already transferred while a READ/WRITE is in progress
- * (a short transfer goes back to the front of the queue for the rest), and the result
- * (0 or -errno, as int64_t) once the request is on the done list.
+ * (a short transfer goes back to the front of the queue for the rest; a vector is advanced
+ * past what was done), 1 while the fdatasync that follows a FUA DISCARD/WRITE_ZEROES runs,
+ * and the result (0 or -errno, as int64_t) once the request is on the done list.
+ *
+ * Deferred work sits on its own FIFO and runs at the start of each round of a poll, so the
+ * I/O it submits is issued in the same round.
  *
  * AUTO picks io_uring for block devices and O_DIRECT files, except on memory file systems:
  * tmpfs takes O_DIRECT since Linux 6.6 yet stays a page cache, where pread is the faster.
@@ -46,14 +50,15 @@
 #define FS_MEMO       8 /* files whose file system was looked up */
 
 struct io_engine {
-	struct io_req *q_head, **q_tailp; /* queue */
-	struct io_req *d_head, **d_tailp; /* done list */
-	unsigned held;                    /* queued + in the ring + done */
-	unsigned ndone;                   /* on the done list */
-	unsigned depth;                   /* most requests in the ring at once */
-	enum io_method method;            /* as asked for */
-	bool no_rwf_dsync;                /* pwritev2(RWF_DSYNC) unsupported: pwrite+fdatasync */
-	void *zero_buf;                   /* last-resort WRITE_ZEROES, allocated on first use */
+	struct io_req *q_head, **q_tailp;  /* queue */
+	struct io_req *d_head, **d_tailp;  /* done list */
+	struct io_work *w_head, **w_tailp; /* deferred work */
+	unsigned held;                     /* queued + in the ring + done */
+	unsigned ndone;                    /* on the done list */
+	unsigned depth;                    /* most requests in the ring at once */
+	enum io_method method;             /* as asked for */
+	bool no_rwf_dsync;                 /* pwritev2(RWF_DSYNC) unsupported: pwrite+fdatasync */
+	void *zero_buf;                    /* last-resort WRITE_ZEROES, allocated on first use */
 #ifdef HAVE_LIBURING
 	struct {
 		uint64_t dev; /* bdev.dev: the file's identity */
@@ -128,7 +133,42 @@ static unsigned run_callbacks(struct io_engine *e)
 	return i;
 }
 
+/* A vectored request transferred `n` more bytes: drop what is done from the front of its
+ * vector. */
+static void iov_advance(struct io_req *req, uint64_t n)
+{
+	while (n && req->iovcnt) {
+		struct iovec *v = req->iov;
+
+		if (n < v->iov_len) {
+			v->iov_base = (uint8_t *)v->iov_base + n;
+			v->iov_len -= n;
+			return;
+		}
+		n -= v->iov_len;
+		req->iov++;
+		req->iovcnt--;
+	}
+}
+
 /* ---- the synchronous method --------------------------------------------------------------- */
+
+/* One preadv/pwritev(2) of what is left of a vectored request. */
+static ssize_t sync_rwv(struct io_engine *e, struct io_req *req, off_t off, bool write, bool fua)
+{
+	unsigned cnt = req->iovcnt;
+
+	if (!write)
+		return preadv(req->bd->fd, req->iov, (int)cnt, off);
+	if (fua && !e->no_rwf_dsync) {
+		ssize_t r = pwritev2(req->bd->fd, req->iov, (int)cnt, off, RWF_DSYNC);
+
+		if (r >= 0 || (errno != EOPNOTSUPP && errno != ENOSYS))
+			return r;
+		e->no_rwf_dsync = true;
+	}
+	return pwritev(req->bd->fd, req->iov, (int)cnt, off);
+}
 
 static int sync_rw(struct io_engine *e, struct io_req *req)
 {
@@ -143,7 +183,11 @@ static int sync_rw(struct io_engine *e, struct io_req *req)
 		off_t off = (off_t)(req->offset + done);
 		ssize_t r;
 
-		if (!write) {
+		if (req->iovcnt) {
+			r = sync_rwv(e, req, off, write, fua);
+			if (r > 0)
+				iov_advance(req, (uint64_t)r);
+		} else if (!write) {
 			r = pread(fd, p, n, off);
 		} else if (fua && !e->no_rwf_dsync) {
 			struct iovec iov = {.iov_base = p, .iov_len = n};
@@ -249,6 +293,21 @@ static int blk_ioctl(int fd, unsigned long cmd, uint64_t off, uint64_t len)
 	return r < 0 ? -errno : 0;
 }
 
+static int fdatasync_retry(int fd)
+{
+	while (fdatasync(fd) < 0) {
+		if (errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* A DISCARD or WRITE_ZEROES with FUA: durable before it completes. */
+static int then_sync_if_fua(const struct io_req *req, int r)
+{
+	return !r && (req->flags & IO_FUA) ? fdatasync_retry(req->bd->fd) : r;
+}
+
 /* Execute `req` now, synchronously. */
 static int sync_exec(struct io_engine *e, struct io_req *req)
 {
@@ -259,20 +318,19 @@ static int sync_exec(struct io_engine *e, struct io_req *req)
 	case IO_OP_WRITE:
 		return sync_rw(e, req);
 	case IO_OP_FLUSH:
-		while (fdatasync(bd->fd) < 0) {
-			if (errno != EINTR)
-				return -errno;
-		}
-		return 0;
+		return fdatasync_retry(bd->fd);
 	case IO_OP_DISCARD:
 		if (bd->is_blockdev)
-			return blk_ioctl(bd->fd, BLKDISCARD, req->offset, req->len);
-		return fallocate_retry(bd->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-		                       req->offset, req->len);
+			return then_sync_if_fua(
+			    req, blk_ioctl(bd->fd, BLKDISCARD, req->offset, req->len));
+		return then_sync_if_fua(
+		    req, fallocate_retry(bd->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		                         req->offset, req->len));
 	case IO_OP_WRITE_ZEROES:
 		if (bd->is_blockdev)
-			return blk_ioctl(bd->fd, BLKZEROOUT, req->offset, req->len);
-		return zeroes_file(e, req);
+			return then_sync_if_fua(
+			    req, blk_ioctl(bd->fd, BLKZEROOUT, req->offset, req->len));
+		return then_sync_if_fua(req, zeroes_file(e, req));
 	}
 	return -EINVAL;
 }
@@ -337,7 +395,16 @@ static bool ring_prep(struct io_engine *e, struct io_req *req)
 		void *p = (uint8_t *)req->buf + done;
 		unsigned n = (unsigned)MIN(req->len - done, (uint64_t)RW_CHUNK);
 
-		if (req->op == IO_OP_READ) {
+		if (req->iovcnt) {
+			if (req->op == IO_OP_READ)
+				io_uring_prep_readv(sqe, fd, req->iov, req->iovcnt,
+				                    req->offset + done);
+			else
+				io_uring_prep_writev(sqe, fd, req->iov, req->iovcnt,
+				                     req->offset + done);
+			if (req->op == IO_OP_WRITE && (req->flags & IO_FUA))
+				sqe->rw_flags = RWF_DSYNC;
+		} else if (req->op == IO_OP_READ) {
 			io_uring_prep_read(sqe, fd, p, n, req->offset + done);
 		} else {
 			io_uring_prep_write(sqe, fd, p, n, req->offset + done);
@@ -351,6 +418,10 @@ static bool ring_prep(struct io_engine *e, struct io_req *req)
 		break;
 	case IO_OP_DISCARD:
 	case IO_OP_WRITE_ZEROES:
+		if (done) { /* the FUA: the range is done, make it durable */
+			io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+			break;
+		}
 		mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
 		if (req->op == IO_OP_WRITE_ZEROES && (req->flags & IO_NO_UNMAP))
 			mode = FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE;
@@ -376,6 +447,7 @@ static void ring_done(struct io_engine *e, struct io_req *req, int res)
 		if (res > 0) {
 			req->engine_token += (uint64_t)res;
 			if (req->engine_token < req->len) { /* short: the rest goes again */
+				iov_advance(req, (uint64_t)res);
 				queue_push_front(e, req);
 				return;
 			}
@@ -384,9 +456,17 @@ static void ring_done(struct io_engine *e, struct io_req *req, int res)
 			res = -EIO;
 		}
 		break;
+	case IO_OP_DISCARD:
 	case IO_OP_WRITE_ZEROES:
-		if (unsupported(res))
+		if (req->engine_token) /* the fsync of a FUA */
+			break;
+		if (req->op == IO_OP_WRITE_ZEROES && unsupported(res))
 			res = zeroes_file(e, req); /* a file system without that mode */
+		if (!res && (req->flags & IO_FUA)) {
+			req->engine_token = 1; /* now the fsync */
+			queue_push_front(e, req);
+			return;
+		}
 		break;
 	default:
 		break;
@@ -484,7 +564,48 @@ int io_engine_event_fd(struct io_engine *e)
 
 bool io_engine_has_queued(const struct io_engine *e)
 {
-	return e->q_head || e->d_head;
+	return e->q_head || e->d_head || e->w_head;
+}
+
+void io_engine_queue_work(struct io_engine *e, struct io_work *w)
+{
+	if (w->queued)
+		return;
+	w->queued = true;
+	w->next = NULL;
+	*e->w_tailp = w;
+	e->w_tailp = &w->next;
+}
+
+void io_engine_cancel_work(struct io_engine *e, struct io_work *w)
+{
+	if (!w->queued)
+		return;
+	for (struct io_work **p = &e->w_head; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			if (!*p)
+				e->w_tailp = p;
+			break;
+		}
+	w->queued = false;
+}
+
+/* Run the work queued so far (not what it queues in turn: that runs in the next round). */
+static void run_work(struct io_engine *e)
+{
+	struct io_work *w = e->w_head;
+
+	e->w_head = NULL;
+	e->w_tailp = &e->w_head;
+	while (w) {
+		struct io_work *next = w->next;
+
+		w->queued = false;
+		w->next = NULL;
+		w->fn(w);
+		w = next;
+	}
 }
 
 int io_engine_new(const struct io_engine_opts *opts, struct io_engine **out)
@@ -496,6 +617,7 @@ int io_engine_new(const struct io_engine_opts *opts, struct io_engine **out)
 		return ulvm_error(-ENOMEM, "I/O engine: out of memory");
 	e->q_tailp = &e->q_head;
 	e->d_tailp = &e->d_head;
+	e->w_tailp = &e->w_head;
 #ifdef HAVE_LIBURING
 	e->event_fd = -1;
 #endif
@@ -553,6 +675,9 @@ static int check(const struct bdev *bd, const struct io_req *req)
 		return 1;
 	if ((unsigned)req->op > IO_OP_WRITE_ZEROES)
 		return -EINVAL;
+	if (req->iovcnt &&
+	    (req->iovcnt > IO_MAX_IOV || (req->op != IO_OP_READ && req->op != IO_OP_WRITE)))
+		return -EINVAL;
 	if (req->op != IO_OP_READ && bd->rdonly)
 		return -EROFS;
 	if (add_overflows_u64(req->offset, req->len, &end) || end > bd->size)
@@ -585,13 +710,15 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 	int err = 0;
 
 	for (;;) {
+		run_work(e);
 		issue(e, true);
 #ifdef HAVE_LIBURING
 		if (e->ring_inflight) {
 			unsigned have = done + e->ndone, wait = 0;
 			int r;
 
-			if (have < min_complete)
+			/* Never sleep in the kernel while deferred work waits. */
+			if (have < min_complete && !e->w_head)
 				wait = MIN(min_complete - have, e->ring_inflight);
 			r = io_uring_submit_and_wait(&e->ring, wait);
 			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
@@ -600,7 +727,7 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 		}
 #endif
 		done += run_callbacks(e);
-		if (done >= min_complete || err || !e->held)
+		if (done >= min_complete || err || (!e->held && !e->w_head))
 			break;
 	}
 #ifdef HAVE_LIBURING

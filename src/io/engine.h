@@ -6,7 +6,19 @@
  *
  * Block semantics are the kernel block layer's: FLUSH = fdatasync, FUA = RWF_DSYNC on that
  * write, DISCARD = BLKDISCARD or punch hole, WRITE_ZEROES = BLKZEROOUT or zero range (with
- * IO_NO_UNMAP the range stays allocated).
+ * IO_NO_UNMAP the range stays allocated). FUA on a DISCARD or WRITE_ZEROES makes the engine
+ * follow it with an fdatasync before the request completes, so the hole or the zeroes are
+ * durable when the callback runs, as a FUA write is.
+ *
+ * A READ or WRITE carries one buffer (buf) or a vector (iov, iovcnt <= IO_MAX_IOV): one
+ * preadv/pwritev or one io_uring readv/writev for pieces of memory that are contiguous on
+ * the device (dm merges the pieces of a split this way).
+ *
+ * Deferred work (io_work): a function queued with io_engine_queue_work() runs from the next
+ * io_engine_poll(), before the queued requests are issued; an event loop sees it through
+ * io_engine_has_queued(). It is how a layer above (a dm target) runs work outside the
+ * context that noticed it, e.g. a completion that must issue more I/O after other
+ * completions of the same poll have run.
  *
  * Methods, chosen per backing device: io_uring for devices opened with O_DIRECT (block
  * devices, files on ext4/xfs), and synchronous pread/pwrite for page-cache files (tmpfs):
@@ -26,12 +38,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/uio.h>
+
 #include "bdev.h"
 
 enum io_op { IO_OP_READ, IO_OP_WRITE, IO_OP_FLUSH, IO_OP_DISCARD, IO_OP_WRITE_ZEROES };
 
-#define IO_FUA      (1u << 0) /* WRITE: durable when it completes */
+#define IO_FUA      (1u << 0) /* WRITE, DISCARD, WRITE_ZEROES: durable when it completes */
 #define IO_NO_UNMAP (1u << 1) /* WRITE_ZEROES: keep the range allocated */
+#define IO_MAX_IOV  1024u     /* most iovecs in one request (UIO_MAXIOV) */
 
 struct io_req;
 typedef void (*io_done_fn)(struct io_req *req, int result); /* 0 or -errno */
@@ -41,9 +56,17 @@ struct io_req {
 	unsigned flags;
 	uint64_t offset; /* bytes, on the device it is submitted to (remapped in place) */
 	uint64_t len;    /* bytes; 0 for FLUSH */
-	void *buf;       /* READ/WRITE */
+	void *buf;       /* READ/WRITE, when iovcnt is 0 */
+	/* READ/WRITE with iovcnt > 0: the memory, instead of buf; the iovecs add up to len.
+	 * The engine consumes the array (a short transfer advances iov and iovcnt). */
+	struct iovec *iov;
+	unsigned iovcnt;
 	io_done_fn done;
-	void *private;         /* for whoever set `done` */
+	void *private; /* for whoever set `done` */
+	/* dm: a mapped device that remaps this request in place keeps the submitter's done and
+	 * private here until the request completes (dm/core.c); NULL when no device does. */
+	io_done_fn upper_done;
+	void *upper_private;
 	struct io_req *next;   /* queue link, owned by whoever holds the request */
 	struct bdev *bd;       /* engine: target device */
 	uint64_t engine_token; /* engine: private */
@@ -68,6 +91,20 @@ void io_engine_submit(struct io_engine *e, struct bdev *bd, struct io_req *req);
  * from the next io_engine_poll(), like every other completion. */
 void io_engine_complete(struct io_engine *e, struct io_req *req, int result);
 
+/* Work run from io_engine_poll(): set fn, then queue it. The engine owns `next` and `queued`
+ * while the work is queued. */
+struct io_work {
+	void (*fn)(struct io_work *w);
+	struct io_work *next;
+	bool queued;
+};
+
+/* Run `w->fn(w)` from the next io_engine_poll() (once, however often it was queued before it
+ * ran). Never runs it from here. Work queued by work runs in the poll's next round. */
+void io_engine_queue_work(struct io_engine *e, struct io_work *w);
+/* Take `w` off the queue if it is on it (before freeing what it points to). */
+void io_engine_cancel_work(struct io_engine *e, struct io_work *w);
+
 /* Submit everything queued, then reap completions until at least `min_complete` requests
  * have finished (0: only what is already done). Runs their callbacks. Returns the number
  * completed, or -errno. */
@@ -77,7 +114,7 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete);
  * event loops; -1 when the engine has no ring (everything then completes at poll). */
 int io_engine_event_fd(struct io_engine *e);
 /* Work that the next io_engine_poll() would do without waiting (queued requests,
- * completions to deliver): an event loop must not sleep while this is true. */
+ * completions to deliver, deferred work): an event loop must not sleep while this is true. */
 bool io_engine_has_queued(const struct io_engine *e);
 
 /* Requests queued or in flight. */

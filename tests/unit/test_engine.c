@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -538,6 +539,163 @@ static void test_complete_runs_at_poll(void **state)
 	assert_int_equal(io_engine_inflight(env->e), 0);
 }
 
+/* ---- vectors, FUA on DISCARD / WRITE_ZEROES, deferred work ---------------------------------- */
+
+/* Scattered memory, one request: a WRITE of three pieces (one with FUA), read back plainly
+ * and as a vector in another order of pieces. */
+static void test_vectored(void **state)
+{
+	struct env *env = *state;
+	uint8_t *a = env->bufs, *b = env->bufs + 3 * 4096, *back = env->bufs + 8 * 4096;
+	struct iovec iov[3];
+	struct treq t;
+
+	fill_random(a, 3 * 4096);
+	fill_random(b, 2 * 4096);
+	/* device: a[0..4K) b[0..8K) a[8K..12K) */
+	iov[0] = (struct iovec){a, 4096};
+	iov[1] = (struct iovec){b, 8192};
+	iov[2] = (struct iovec){a + 8192, 4096};
+	for (unsigned flags = 0; flags <= IO_FUA; flags += IO_FUA) {
+		prep(&t, env, IO_OP_WRITE, 1u << 20, 16384, NULL);
+		t.req.flags = flags;
+		t.req.iov = iov;
+		t.req.iovcnt = 3;
+		assert_int_equal(run_one(env, &t), 0);
+		assert_int_equal(do_io(env, IO_OP_READ, 0, 1u << 20, 16384, back), 0);
+		assert_memory_equal(back, a, 4096);
+		assert_memory_equal(back + 4096, b, 8192);
+		assert_memory_equal(back + 12288, a + 8192, 4096);
+		iov[0] = (struct iovec){a, 4096};
+		iov[1] = (struct iovec){b, 8192};
+		iov[2] = (struct iovec){a + 8192, 4096};
+	}
+	/* Read as a vector: the second half first in memory. */
+	memset(back, 0, 16384);
+	iov[0] = (struct iovec){back + 8192, 8192};
+	iov[1] = (struct iovec){back, 8192};
+	prep(&t, env, IO_OP_READ, 1u << 20, 16384, NULL);
+	t.req.iov = iov;
+	t.req.iovcnt = 2;
+	assert_int_equal(run_one(env, &t), 0);
+	assert_memory_equal(back + 8192, a, 4096);
+	assert_memory_equal(back + 12288, b, 4096);
+	assert_memory_equal(back, b + 4096, 4096);
+	assert_memory_equal(back + 4096, a + 8192, 4096);
+
+	/* The file shrinks under the device: the vector comes back short, then at its end. */
+	assert_int_equal(truncate(env->path, (2u << 20) + 4096), 0);
+	iov[0] = (struct iovec){back, 4096};
+	iov[1] = (struct iovec){back + 4096, 8192};
+	prep(&t, env, IO_OP_READ, 2u << 20, 12288, NULL);
+	t.req.iov = iov;
+	t.req.iovcnt = 2;
+	assert_int_equal(run_one(env, &t), -EIO);
+	assert_int_equal(truncate(env->path, DEV_SIZE), 0);
+
+	/* Vectors are for READ and WRITE, and at most IO_MAX_IOV long. */
+	prep(&t, env, IO_OP_DISCARD, 0, 4096, NULL);
+	t.req.iov = iov;
+	t.req.iovcnt = 1;
+	assert_int_equal(run_one(env, &t), -EINVAL);
+	prep(&t, env, IO_OP_READ, 0, 4096, NULL);
+	t.req.iov = iov;
+	t.req.iovcnt = IO_MAX_IOV + 1;
+	assert_int_equal(run_one(env, &t), -EINVAL);
+}
+
+/* FUA on DISCARD and WRITE_ZEROES: the engine adds the fdatasync, the result is the op's. */
+static void test_fua_discard_zeroes(void **state)
+{
+	struct env *env = *state;
+	uint8_t *buf = env->bufs;
+
+	assert_int_equal(do_io(env, IO_OP_DISCARD, IO_FUA, 1u << 20, 65536, NULL), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, 1u << 20, 65536, buf), 0);
+	assert_true(all_zero(buf, 65536));
+	assert_int_equal(
+	    do_io(env, IO_OP_WRITE_ZEROES, IO_FUA | IO_NO_UNMAP, 2u << 20, 65536, NULL), 0);
+	assert_int_equal(do_io(env, IO_OP_WRITE_ZEROES, IO_FUA, 3u << 20, 8192, NULL), 0);
+	assert_int_equal(bdev_read(env->bd, buf, 65536, 2u << 20), 0);
+	assert_true(all_zero(buf, 65536));
+	assert_int_equal(bdev_read(env->bd, buf, 8192, 3u << 20), 0);
+	assert_true(all_zero(buf, 8192));
+	/* Past the end it fails before the device, FUA or not. */
+	assert_int_equal(do_io(env, IO_OP_DISCARD, IO_FUA, DEV_SIZE - 4096, 8192, NULL), -EIO);
+}
+
+struct twork {
+	struct io_work w;
+	struct env *env;
+	int runs;
+	struct treq io; /* submitted by the work when io_len is set */
+	uint64_t io_len;
+	bool requeue; /* queue itself once more */
+};
+
+static void twork_fn(struct io_work *w)
+{
+	struct twork *t = (struct twork *)(void *)w;
+
+	t->runs++;
+	if (t->io_len) {
+		prep(&t->io, t->env, IO_OP_READ, 0, t->io_len, t->env->bufs);
+		io_engine_submit(t->env->e, t->env->bd, &t->io.req);
+		t->io_len = 0;
+	}
+	if (t->requeue) {
+		t->requeue = false;
+		io_engine_queue_work(t->env->e, w);
+	}
+}
+
+static void test_deferred_work(void **state)
+{
+	struct env *env = *state;
+	struct twork a = {.w.fn = twork_fn, .env = env}, b = {.w.fn = twork_fn, .env = env};
+
+	/* Not from queue; once however often it was queued; then the queue is empty. */
+	assert_false(io_engine_has_queued(env->e));
+	io_engine_queue_work(env->e, &a.w);
+	io_engine_queue_work(env->e, &a.w);
+	assert_int_equal(a.runs, 0);
+	assert_true(io_engine_has_queued(env->e));
+	assert_int_equal(io_engine_poll(env->e, 0), 0);
+	assert_int_equal(a.runs, 1);
+	assert_false(io_engine_has_queued(env->e));
+	assert_int_equal(io_engine_poll(env->e, 0), 0);
+	assert_int_equal(a.runs, 1);
+
+	/* Cancelled work does not run. */
+	io_engine_queue_work(env->e, &a.w);
+	io_engine_queue_work(env->e, &b.w);
+	io_engine_cancel_work(env->e, &a.w);
+	io_engine_cancel_work(env->e, &a.w); /* not queued: nothing */
+	assert_int_equal(io_engine_poll(env->e, 0), 0);
+	assert_int_equal(a.runs, 1);
+	assert_int_equal(b.runs, 1);
+
+	/* The I/O a work submits is issued and, waited for, completed in the same poll. */
+	a.io_len = 4096;
+	io_engine_queue_work(env->e, &a.w);
+	assert_int_equal(io_engine_poll(env->e, 1), 1);
+	assert_int_equal(a.io.calls, 1);
+	assert_int_equal(a.io.result, 0);
+	assert_memory_equal(env->bufs, env->ref, 4096);
+
+	/* Work queued by work runs in a later round (of this poll or the next), and a poll
+	 * does not sleep in the kernel while it waits. */
+	b.requeue = true;
+	b.io_len = 4096;
+	io_engine_queue_work(env->e, &b.w);
+	assert_int_equal(io_engine_poll(env->e, 1), 1);
+	assert_true(b.runs >= 2);
+	assert_int_equal(io_engine_poll(env->e, 0), 0);
+	assert_int_equal(b.runs, 3);
+	assert_false(io_engine_has_queued(env->e));
+	assert_int_equal(io_engine_inflight(env->e), 0);
+}
+
 static void test_read_only(void **state)
 {
 	struct env *env = *state;
@@ -638,6 +796,9 @@ static void test_block_device(void **state)
 	assert_int_equal(do_io(&env, IO_OP_WRITE_ZEROES, 0, 3u << 20, 65536, NULL), 0);
 	assert_int_equal(do_io(&env, IO_OP_READ, 0, 3u << 20, 65536, buf), 0);
 	assert_true(all_zero(buf, 65536));
+	/* FUA: BLKDISCARD / BLKZEROOUT, then fdatasync. */
+	assert_int_equal(do_io(&env, IO_OP_DISCARD, IO_FUA, 1u << 20, 4096, NULL), 0);
+	assert_int_equal(do_io(&env, IO_OP_WRITE_ZEROES, IO_FUA, 3u << 20, 4096, NULL), 0);
 	assert_int_equal(do_io(&env, IO_OP_READ, 0, DEV_SIZE - 4096, 8192, buf), -EIO);
 
 	io_engine_free(env.e);
@@ -674,7 +835,13 @@ static const struct config configs[] = {
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_complete_runs_at_poll, setup, teardown,  \
 	                                             (void *)cfg),                                 \
-	    cmocka_unit_test_prestate_setup_teardown(test_read_only, setup, teardown, (void *)cfg)
+	    cmocka_unit_test_prestate_setup_teardown(test_read_only, setup, teardown,              \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_vectored, setup, teardown, (void *)cfg), \
+	    cmocka_unit_test_prestate_setup_teardown(test_fua_discard_zeroes, setup, teardown,     \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_deferred_work, setup, teardown,          \
+	                                             (void *)cfg)
 
 static const struct config blk_auto = {"loop device, auto", "", IO_METHOD_AUTO, 0, 1,
                                        IO_METHOD_URING};
