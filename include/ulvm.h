@@ -334,6 +334,8 @@ int ulvm_dev_table(struct ulvm_dev *dev, bool status, char **out);
 int ulvm_dev_suspend(struct ulvm_dev *dev);
 int ulvm_dev_reload(struct ulvm_dev *dev, const char *table);
 int ulvm_dev_resume(struct ulvm_dev *dev);
+/* `dmsetup message`: `msg` to the target holding `sector`; *reply (malloc'd) its answer. */
+int ulvm_dev_message(struct ulvm_dev *dev, uint64_t sector, const char *msg, char **reply);
 
 /* A backing file or block device itself, with no mapping: the baseline for benchmarks. */
 int ulvm_dev_open_raw(struct ulvm_ctx *ctx, const char *path, struct ulvm_dev **out);

@@ -1,4 +1,5 @@
-/* Device-mapper commands: `ulvm dmsetup create|table|status|ls|remove|suspend|resume|reload`,
+/* Device-mapper commands: `ulvm dmsetup create|table|status|ls|remove|suspend|resume|reload|
+ * message`,
  * `vgchange -ay|-an`, and the activation helpers `lvchange -ay|-an` uses. */
 #include <errno.h>
 #include <getopt.h>
@@ -184,8 +185,42 @@ static int dmsetup_usage(void)
 	        "         ulvm dmsetup reload NAME [--table 'TABLE']\n"
 	        "         ulvm dmsetup table|status|info [NAME...]\n"
 	        "         ulvm dmsetup ls | remove NAME... | suspend NAME... | resume NAME...\n"
+	        "         ulvm dmsetup message NAME SECTOR MESSAGE...\n"
 	        "  Without --table the table is read from stdin.\n");
 	return EINVALID_CMD_LINE;
+}
+
+/* `dmsetup message NAME SECTOR MSG...`: to ulvmd when it holds the device, else to the
+ * device built in this process. The target's answer, if any, is printed. */
+static int dmsetup_message(struct cli *c, int argc, char **argv)
+{
+	const char *name = argv[0], *sector = argv[1];
+	char *payload = NULL, *reply = NULL, *table = NULL;
+	struct ulvm_dev *dev;
+	struct strbuf sb;
+	int r;
+
+	if (!*sector || strspn(sector, "0123456789") != strlen(sector))
+		return cli_fail(ulvm_error(-EINVAL, "message: sector %s is not a number", sector));
+	sb_init(&sb);
+	sb_puts(&sb, sector);
+	for (int i = 2; i < argc; i++)
+		sb_printf(&sb, " %s", argv[i]);
+	if (!(payload = sb_steal(&sb)))
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	r = ulvm_control_call("message", name, payload, &reply);
+	if (r == -ENOTCONN && !(r = ulvm_active_info(name, &table, NULL, NULL)) &&
+	    !(r = ulvm_active_open_table(c->ctx, name, table, &dev))) {
+		r = ulvm_dev_message(dev, strtoull(sector, NULL, 10), strchr(payload, ' ') + 1,
+		                     &reply);
+		ulvm_dev_close(dev);
+	}
+	if (!r && reply && *reply)
+		printf("%s%s", reply, reply[strlen(reply) - 1] == '\n' ? "" : "\n");
+	free(payload);
+	free(reply);
+	free(table);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 
 int cmd_dmsetup(struct cli *c, int argc, char **argv)
@@ -253,6 +288,11 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 		                   : ulvm_active_load(c->ctx, argv[optind], table);
 		free(table);
 		return r ? cli_fail(r) : ECMD_PROCESSED;
+	}
+	if (!strcmp(verb, "message")) {
+		if (argc - optind < 3)
+			return dmsetup_usage();
+		return dmsetup_message(c, argc - optind, argv + optind);
 	}
 	if (!strcmp(verb, "remove") || !strcmp(verb, "suspend") || !strcmp(verb, "resume")) {
 		if (optind >= argc)

@@ -265,8 +265,18 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 		          d->nbd ? nbd_server_dev_users(d->nbd, dev) : 0, uuid);
 		return 0;
 	}
-	if (!strcmp(verb, "message"))
-		return ulvm_error(-EOPNOTSUPP, "Device %s: its targets take no messages", name);
+	if (!strcmp(verb, "message")) { /* payload: "SECTOR MSG..." */
+		unsigned long long sector;
+		int used = 0;
+		if (sscanf(payload, "%llu %n", &sector, &used) != 1 || !used)
+			return ulvm_error(-EINVAL, "message: expected SECTOR MSG..., got \"%s\"",
+			                  payload);
+		if ((r = ulvm_dev_message(dev, sector, payload + used, &text)))
+			return r;
+		sb_puts(reply, text);
+		free(text);
+		return 0;
+	}
 	return ulvm_error(-EINVAL, "unknown request \"%s\"", verb);
 }
 

@@ -4,22 +4,34 @@
  *
  * The request path (dm_submit): a request that lies inside one target and within the
  * target's max_io_len is remapped in place (arithmetic in the target's map) and handed to
- * the lower device; the caller's callback fires straight from the lower completion. Any
- * other request is split: each piece is a child request from the device's pool, the
- * children count down on a split record, and the last one completes the parent with 0 or
- * the first error. The pools grow by chunks and are never shrunk, so in steady state no
- * request allocates. A FLUSH goes to every distinct lower device of the live table.
+ * the lower device. Any other request is split: each piece is a child request from the
+ * device's pool, the children count down on a split record, and the last one completes the
+ * parent with 0 or the first error. Pieces that follow each other on one backing device
+ * (the chunks of one stripe) are merged into one child before they are dispatched: a
+ * vector of up to CHILD_IOV pieces, one preadv/pwritev or io_uring readv/writev. The pools
+ * grow by chunks and are never shrunk, so in steady state no request allocates. A FLUSH
+ * goes to every distinct lower device of the live table (iterate_devices), and to the map of
+ * targets that ask for it (num_flush_bios).
  *
- * Suspend holds new requests on a list and then drains: a request remapped in place is the
- * caller's own and completes without passing through the core, so the core cannot count
- * them per device; dm_suspend() instead polls the engine until nothing at all is in flight
- * in it. (Requests of this device held by a suspended lower device are not waited for.)
+ * Targets with end_io or per-request data get a clone (struct dm_tio) from a pool of the
+ * table instead of the request: its completion runs end_io, then completes the original.
+ *
+ * Counting per device, so a suspend waits for its own device only: every request a device
+ * accepts counts in md->inflight until it completes upward. On the in-place path the
+ * request is the caller's, so the device keeps the caller's done/private in the request
+ * (upper_done, upper_private) and puts its own completion in front (carry_in_place: four
+ * stores and a counter, no allocation, no lock). A request already carried in place by a
+ * device above goes on as a one-piece split (a pooled child). Splits count once per parent,
+ * clones once each, a target's own I/O as in-place requests. dm_suspend() polls the engine
+ * until the count is zero, running every other device's completions meanwhile.
+ * (Requests of this device held by a suspended lower device are not waited for.)
  *
  * Lower devices are shared: one bdev per file or block device for the whole registry,
  * reference counted, so every table (live or inactive) that names it uses the same one.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +42,10 @@
 
 #define DM_NAME_LEN 128
 #define CHILD_CHUNK 64
+#define CHILD_IOV   32 /* pieces one merged child carries */
 #define SPLIT_CHUNK 16
+#define TIO_CHUNK   32
+#define OPEN_RUNS   8 /* backing devices a split merges for at once */
 
 /* One open backing device, shared by all tables of a registry. */
 struct shared_bdev {
@@ -51,9 +66,30 @@ struct dm_split {
 	struct dm_split *next; /* free list */
 };
 
+/* A piece of a split: a request, and the vector it becomes when later pieces that follow
+ * it on the same backing device are merged into it. */
+struct dm_child {
+	struct io_req req; /* first: the request is the child */
+	struct iovec iov[CHILD_IOV];
+};
+
 struct child_chunk {
 	struct child_chunk *next;
-	struct io_req req[CHILD_CHUNK];
+	struct dm_child child[CHILD_CHUNK];
+};
+
+/* A clone, for a target with end_io or per-request data. */
+struct dm_tio {
+	struct io_req clone; /* first: the request is the tio */
+	struct io_req *orig;
+	struct dm_target *ti;
+	struct dm_tio *next_free;
+	max_align_t data[]; /* the table's per_io_data_size bytes */
+};
+
+struct dm_tio_chunk {
+	struct dm_tio_chunk *next;
+	max_align_t mem[]; /* TIO_CHUNK tios of tio_size() bytes */
 };
 
 struct split_chunk {
@@ -77,7 +113,10 @@ struct dm_dev {
 	struct dm_split *free_splits;
 	struct child_chunk *child_chunks;
 	struct split_chunk *split_chunks;
-	unsigned splits_busy;
+	/* Requests this device accepted and has not completed upward, its targets' own I/O
+	 * included (held ones are not counted): what a suspend waits for. */
+	unsigned inflight;
+	bool closing_post; /* dm_registry_free: postsuspend is due */
 };
 
 struct dm_registry {
@@ -98,7 +137,31 @@ static void dispatch(struct dm_dev *md, struct dm_lower *lower, struct io_req *r
 		dm_submit(lower->md, req);
 }
 
-static void map_and_dispatch(struct dm_dev *md, struct dm_target *ti, struct io_req *req)
+/* The in-place path: the caller's request goes down with this device's completion in
+ * front of the caller's, which it restores before calling it. */
+static void inplace_done(struct io_req *req, int result)
+{
+	struct dm_dev *md = req->private;
+
+	req->done = req->upper_done;
+	req->private = req->upper_private;
+	req->upper_done = NULL;
+	req->upper_private = NULL;
+	md->inflight--;
+	req->done(req, result);
+}
+
+static inline void carry_in_place(struct dm_dev *md, struct io_req *req)
+{
+	req->upper_done = req->done;
+	req->upper_private = req->private;
+	req->done = inplace_done;
+	req->private = md;
+	md->inflight++;
+}
+
+/* Map `req` (the caller's request, a child or a clone) and act on what the target says. */
+static void map_plain(struct dm_dev *md, struct dm_target *ti, struct io_req *req)
 {
 	struct dm_lower *lower;
 
@@ -114,6 +177,99 @@ static void map_and_dispatch(struct dm_dev *md, struct dm_target *ti, struct io_
 	}
 }
 
+/* ---- clones, for targets with end_io or per-request data ---- */
+
+static size_t tio_size(const struct dm_table *t)
+{
+	size_t a = _Alignof(max_align_t);
+
+	return sizeof(struct dm_tio) + (t->per_io_data_size + a - 1) / a * a;
+}
+
+static bool grow_tios(struct dm_table *t)
+{
+	size_t size = tio_size(t);
+	struct dm_tio_chunk *c = malloc(sizeof(*c) + TIO_CHUNK * size);
+
+	if (!c)
+		return false;
+	c->next = t->tio_chunks;
+	t->tio_chunks = c;
+	for (unsigned i = 0; i < TIO_CHUNK; i++) {
+		struct dm_tio *tio = (struct dm_tio *)(void *)((char *)c->mem + i * size);
+
+		tio->next_free = t->free_tios;
+		t->free_tios = tio;
+	}
+	return true;
+}
+
+static void tio_done(struct io_req *clone, int result)
+{
+	struct dm_tio *tio = clone->private;
+	struct dm_target *ti = tio->ti;
+	struct dm_table *t = ti->table;
+	struct dm_dev *md = t->md;
+	struct io_req *orig = tio->orig;
+	int error = result;
+
+	if (ti->type->end_io && ti->type->end_io(ti, clone, &error) == DM_ENDIO_INCOMPLETE)
+		return;
+	tio->next_free = t->free_tios;
+	t->free_tios = tio;
+	t->tios_busy--;
+	md->inflight--;
+	orig->done(orig, error);
+}
+
+/* Hand the target a clone of `req` (offset already target-relative). */
+static void tio_map(struct dm_dev *md, struct dm_target *ti, struct io_req *req)
+{
+	struct dm_table *t = ti->table;
+	struct io_req *clone;
+	struct dm_tio *tio;
+
+	if (!t->free_tios && !grow_tios(t)) {
+		io_engine_complete(md->e, req, -ENOMEM);
+		return;
+	}
+	tio = t->free_tios;
+	t->free_tios = tio->next_free;
+	t->tios_busy++;
+	md->inflight++;
+	tio->orig = req;
+	tio->ti = ti;
+	clone = &tio->clone;
+	*clone = (struct io_req){.op = req->op,
+	                         .flags = req->flags,
+	                         .offset = req->offset,
+	                         .len = req->len,
+	                         .buf = req->buf,
+	                         .done = tio_done,
+	                         .private = tio};
+	map_plain(md, ti, clone);
+}
+
+static void map_and_dispatch(struct dm_dev *md, struct dm_target *ti, struct io_req *req)
+{
+	if (ti->needs_clone)
+		tio_map(md, ti, req);
+	else
+		map_plain(md, ti, req);
+}
+
+void *dm_per_io_data(struct io_req *req)
+{
+	return ((struct dm_tio *)(void *)req)->data;
+}
+
+void dm_remap_submit(struct dm_target *ti, struct io_req *req, struct dm_lower *lower)
+{
+	dispatch(ti->table->md, lower, req);
+}
+
+/* ---- splits ---- */
+
 static bool grow_children(struct dm_dev *md)
 {
 	struct child_chunk *c = malloc(sizeof(*c));
@@ -123,8 +279,8 @@ static bool grow_children(struct dm_dev *md)
 	c->next = md->child_chunks;
 	md->child_chunks = c;
 	for (unsigned i = 0; i < CHILD_CHUNK; i++) {
-		c->req[i].next = md->free_children;
-		md->free_children = &c->req[i];
+		c->child[i].req.next = md->free_children;
+		md->free_children = &c->child[i].req;
 	}
 	return true;
 }
@@ -152,7 +308,7 @@ static struct dm_split *get_split(struct dm_dev *md, struct io_req *parent)
 		return NULL;
 	s = md->free_splits;
 	md->free_splits = s->next;
-	md->splits_busy++;
+	md->inflight++;
 	s->parent = parent;
 	s->md = md;
 	s->pending = 1; /* the submitter's reference, dropped by put_split_ref */
@@ -164,7 +320,7 @@ static void put_split(struct dm_dev *md, struct dm_split *s)
 {
 	s->next = md->free_splits;
 	md->free_splits = s;
-	md->splits_busy--;
+	md->inflight--;
 }
 
 static void child_done(struct io_req *req, int result)
@@ -187,28 +343,35 @@ static void child_done(struct io_req *req, int result)
 }
 
 /* A child for `s` covering [offset, offset + len) of the target or lower device. */
-static struct io_req *get_child(struct dm_dev *md, struct dm_split *s, enum io_op op,
-                                uint64_t offset, uint64_t len, void *buf)
+static struct dm_child *get_child(struct dm_dev *md, struct dm_split *s, enum io_op op,
+                                  uint64_t offset, uint64_t len, void *buf)
 {
-	struct io_req *c;
+	struct dm_child *c;
 
 	if (!md->free_children && !grow_children(md)) {
 		if (!s->error)
 			s->error = -ENOMEM;
 		return NULL;
 	}
-	c = md->free_children;
-	md->free_children = c->next;
-	c->op = op;
-	c->flags = s->parent->flags;
-	c->offset = offset;
-	c->len = len;
-	c->buf = buf;
-	c->done = child_done;
-	c->private = s;
-	c->next = NULL;
+	c = (struct dm_child *)(void *)md->free_children;
+	md->free_children = c->req.next;
+	c->req = (struct io_req){.op = op,
+	                         .flags = s->parent->flags,
+	                         .offset = offset,
+	                         .len = len,
+	                         .buf = buf,
+	                         .done = child_done,
+	                         .private = s};
 	s->pending++;
 	return c;
+}
+
+/* A child that was merged into another one goes back unused. */
+static void put_child(struct dm_dev *md, struct dm_split *s, struct dm_child *c)
+{
+	c->req.next = md->free_children;
+	md->free_children = &c->req;
+	s->pending--;
 }
 
 /* Drop the submitter's reference: if every child is already done (or none was issued),
@@ -224,29 +387,119 @@ static void put_split_ref(struct dm_dev *md, struct dm_split *s)
 	io_engine_complete(md->e, parent, error);
 }
 
+/* Append `c` to `o` (both remapped onto the same backing device) when it follows it there
+ * and `o` has room in its vector; false otherwise. */
+static bool merge_child(struct dm_child *o, const struct dm_child *c)
+{
+	struct io_req *a = &o->req;
+	const struct io_req *b = &c->req;
+
+	if (a->offset + a->len != b->offset)
+		return false;
+	if (a->op == IO_OP_READ || a->op == IO_OP_WRITE) {
+		if (!a->iovcnt) {
+			if ((uint8_t *)a->buf + a->len == b->buf) {
+				a->len += b->len;
+				return true;
+			}
+			o->iov[0] = (struct iovec){.iov_base = a->buf, .iov_len = a->len};
+			a->iov = o->iov;
+			a->iovcnt = 1;
+		} else {
+			struct iovec *last = &a->iov[a->iovcnt - 1];
+
+			if ((uint8_t *)last->iov_base + last->iov_len == b->buf) {
+				last->iov_len += b->len;
+				a->len += b->len;
+				return true;
+			}
+			if (a->iovcnt == CHILD_IOV)
+				return false;
+		}
+		a->iov[a->iovcnt++] = (struct iovec){.iov_base = b->buf, .iov_len = b->len};
+	}
+	a->len += b->len;
+	return true;
+}
+
+/* The children of one split still open for merging, one per backing device. */
+struct split_runs {
+	unsigned n, evict;
+	struct {
+		struct dm_lower *lower;
+		struct dm_child *c;
+	} run[OPEN_RUNS];
+};
+
+/* Add a remapped child bound for a backing device: merged into the open run of that
+ * device, or starting a new one (the old one is dispatched). */
+static void run_add(struct dm_dev *md, struct dm_split *s, struct split_runs *runs,
+                    struct dm_lower *lower, struct dm_child *c)
+{
+	unsigned k;
+
+	for (k = 0; k < runs->n; k++)
+		if (runs->run[k].lower->bd == lower->bd)
+			break;
+	if (k < runs->n && merge_child(runs->run[k].c, c)) {
+		put_child(md, s, c);
+		return;
+	}
+	if (k == runs->n && runs->n < OPEN_RUNS) {
+		runs->n++;
+	} else {
+		if (k == runs->n) { /* every slot taken: the oldest goes */
+			k = runs->evict;
+			runs->evict = (runs->evict + 1) % OPEN_RUNS;
+		}
+		dispatch(md, runs->run[k].lower, &runs->run[k].c->req);
+	}
+	runs->run[k].lower = lower;
+	runs->run[k].c = c;
+}
+
 static void split_request(struct dm_dev *md, struct dm_table *t, unsigned i, struct io_req *req)
 {
 	bool data = req->op == IO_OP_READ || req->op == IO_OP_WRITE;
 	uint8_t *buf = data ? req->buf : NULL;
 	uint64_t pos = req->offset, left = req->len;
 	struct dm_split *s = get_split(md, req);
+	struct split_runs runs;
 
 	if (!s) {
 		io_engine_complete(md->e, req, -ENOMEM);
 		return;
 	}
+	runs.n = runs.evict = 0;
 	while (left) {
 		struct dm_target *ti = &t->targets[i];
 		uint64_t rel = pos - (ti->begin << SECTOR_SHIFT);
 		uint64_t n = MIN(left, t->ends[i] - pos);
-		struct io_req *c;
+		struct dm_lower *lower;
+		struct dm_child *c;
 
 		if (ti->type->max_io_len)
 			n = MIN(n, ti->type->max_io_len(ti, rel));
 		c = get_child(md, s, req->op, rel, n, buf);
 		if (!c)
 			break;
-		map_and_dispatch(md, ti, c);
+		if (ti->needs_clone) {
+			tio_map(md, ti, &c->req);
+		} else {
+			switch (ti->type->map(ti, &c->req, &lower)) {
+			case DM_MAPIO_REMAPPED:
+				if (lower->bd)
+					run_add(md, s, &runs, lower, c);
+				else
+					dispatch(md, lower, &c->req);
+				break;
+			case DM_MAPIO_SUBMITTED:
+				break;
+			default:
+				io_engine_complete(md->e, &c->req, -EIO);
+				break;
+			}
+		}
 		pos += n;
 		left -= n;
 		if (buf)
@@ -254,6 +507,8 @@ static void split_request(struct dm_dev *md, struct dm_table *t, unsigned i, str
 		if (pos == t->ends[i])
 			i++;
 	}
+	for (unsigned k = 0; k < runs.n; k++)
+		dispatch(md, runs.run[k].lower, &runs.run[k].c->req);
 	put_split_ref(md, s);
 }
 
@@ -261,11 +516,12 @@ static void flush_request(struct dm_dev *md, struct dm_table *t, struct io_req *
 {
 	struct dm_split *s;
 
-	if (t->num_flush == 1) {
+	if (t->num_flush == 1 && !t->num_flush_bios && !req->upper_done) {
+		carry_in_place(md, req);
 		dispatch(md, t->flush[0], req);
 		return;
 	}
-	if (!t->num_flush) {
+	if (!t->num_flush && !t->num_flush_bios) {
 		io_engine_complete(md->e, req, 0);
 		return;
 	}
@@ -274,13 +530,20 @@ static void flush_request(struct dm_dev *md, struct dm_table *t, struct io_req *
 		io_engine_complete(md->e, req, -ENOMEM);
 		return;
 	}
-	for (unsigned i = 0; i < t->num_flush; i++) {
-		struct io_req *c = get_child(md, s, IO_OP_FLUSH, 0, 0, NULL);
+	for (unsigned i = 0; i < t->num_flush && !s->error; i++) {
+		struct dm_child *c = get_child(md, s, IO_OP_FLUSH, 0, 0, NULL);
 
-		if (!c)
-			break;
-		dispatch(md, t->flush[i], c);
+		if (c)
+			dispatch(md, t->flush[i], &c->req);
 	}
+	/* Targets that commit on a flush see it in map. */
+	for (unsigned i = 0; i < t->num_targets && t->num_flush_bios; i++)
+		for (unsigned k = 0; k < t->targets[i].num_flush_bios && !s->error; k++) {
+			struct dm_child *c = get_child(md, s, IO_OP_FLUSH, 0, 0, NULL);
+
+			if (c)
+				map_and_dispatch(md, &t->targets[i], &c->req);
+		}
 	put_split_ref(md, s);
 }
 
@@ -326,7 +589,7 @@ void dm_submit(struct dm_dev *md, struct io_req *req)
 		flush_request(md, t, req);
 		return;
 	}
-	if (__builtin_expect(((req->offset | req->len) & (SECTOR_SIZE - 1)) ||
+	if (__builtin_expect(((req->offset | req->len) & (SECTOR_SIZE - 1)) || req->iovcnt ||
 	                         add_overflows_u64(req->offset, req->len, &end) || end > t->size,
 	                     0)) {
 		io_engine_complete(md->e, req, -EINVAL);
@@ -339,13 +602,100 @@ void dm_submit(struct dm_dev *md, struct io_req *req)
 	i = t->num_targets == 1 ? 0 : find_target(t, req->offset);
 	ti = &t->targets[i];
 	rel = req->offset - (ti->begin << SECTOR_SHIFT);
+	/* A request a device above carries in place (upper_done taken) goes on as a one-piece
+	 * split here, so that this device can count it too. */
 	if (end > t->ends[i] ||
-	    (ti->type->max_io_len && req->len > ti->type->max_io_len(ti, rel))) {
+	    (ti->type->max_io_len && req->len > ti->type->max_io_len(ti, rel)) ||
+	    (req->upper_done && !ti->needs_clone)) {
 		split_request(md, t, i, req);
 		return;
 	}
 	req->offset = rel;
-	map_and_dispatch(md, ti, req);
+	if (ti->needs_clone) {
+		tio_map(md, ti, req);
+		return;
+	}
+	carry_in_place(md, req);
+	map_plain(md, ti, req);
+}
+
+/* ---- a target's own I/O and work ---------------------------------------------------- */
+
+void dm_target_submit_io(struct dm_target *ti, struct dm_lower *lower, struct io_req *req)
+{
+	struct dm_dev *md = ti->table->md;
+
+	req->upper_done = NULL;
+	req->upper_private = NULL;
+	carry_in_place(md, req);
+	dispatch(md, lower, req);
+}
+
+static void copy_next(struct dm_copy *c);
+
+static void copy_io_done(struct io_req *req, int result)
+{
+	struct dm_copy *c = req->private;
+
+	if (result) {
+		c->done(c, result);
+		return;
+	}
+	if (!c->writing) { /* the piece is read: write it */
+		c->writing = true;
+		req->op = IO_OP_WRITE;
+		req->offset = c->dst_offset + c->pos;
+		dm_target_submit_io(c->ti, c->dst, req);
+		return;
+	}
+	c->pos += req->len;
+	if (c->pos == c->len) {
+		c->done(c, 0);
+		return;
+	}
+	copy_next(c);
+}
+
+static void copy_next(struct dm_copy *c)
+{
+	c->writing = false;
+	c->req = (struct io_req){.op = IO_OP_READ,
+	                         .offset = c->src_offset + c->pos,
+	                         .len = MIN(c->len - c->pos, (uint64_t)c->buf_len),
+	                         .buf = c->buf,
+	                         .done = copy_io_done,
+	                         .private = c};
+	dm_target_submit_io(c->ti, c->src, &c->req);
+}
+
+int dm_copy_start(struct dm_target *ti, struct dm_copy *c)
+{
+	uint64_t end;
+
+	if (!c->src || !c->dst || !c->done || !c->buf || !c->buf_len ||
+	    ((c->src_offset | c->dst_offset | c->len | c->buf_len) & (SECTOR_SIZE - 1)) ||
+	    add_overflows_u64(c->src_offset, c->len, &end) || end > c->src->size ||
+	    add_overflows_u64(c->dst_offset, c->len, &end) || end > c->dst->size)
+		return ulvm_error(-EINVAL,
+		                  "copy of %" PRIu64 " bytes from %s at %" PRIu64
+		                  " to %s at %" PRIu64
+		                  ": not sector-aligned, outside a device or without a buffer",
+		                  c->len, c->src ? c->src->name : "?", c->src_offset,
+		                  c->dst ? c->dst->name : "?", c->dst_offset);
+	c->ti = ti;
+	c->pos = 0;
+	copy_next(c); /* a zero-length copy reads nothing, writes nothing, then completes */
+	return 0;
+}
+
+void dm_queue_work(struct dm_target *ti, struct io_work *w)
+{
+	io_engine_queue_work(dm_target_engine(ti), w);
+}
+
+void dm_cancel_work(struct dm_target *ti, struct io_work *w)
+{
+	io_engine_cancel_work(dm_target_engine(ti), w);
 }
 
 /* ---- lower devices ---------------------------------------------------------------- */
@@ -576,6 +926,13 @@ void dm_table_put_lowers(struct dm_table *t)
 	free(t->lowers);
 	t->lowers = NULL;
 	t->num_lowers = 0;
+	while (t->tio_chunks) {
+		struct dm_tio_chunk *c = t->tio_chunks;
+
+		t->tio_chunks = c->next;
+		free(c);
+	}
+	t->free_tios = NULL;
 }
 
 /* ---- registry and devices ------------------------------------------------------------ */
@@ -615,7 +972,7 @@ size_t dm_list(struct dm_registry *r, const char **names, size_t max)
 	return n;
 }
 
-/* Run the engine until nothing is in flight in it (see the top of this file). */
+/* Run the engine until nothing is in flight in it (the registry goes away). */
 static int drain(struct io_engine *e)
 {
 	while (io_engine_inflight(e)) {
@@ -625,6 +982,34 @@ static int drain(struct io_engine *e)
 			return ret;
 	}
 	return 0;
+}
+
+/* Run the engine until this device has nothing in flight, or nothing that could finish
+ * it is left in the engine (what remains waits in a suspended lower device, or in a target
+ * without I/O or work pending). Other devices' completions run meanwhile. */
+static int drain_dev(struct dm_dev *md)
+{
+	while (md->inflight && (io_engine_inflight(md->e) || io_engine_has_queued(md->e))) {
+		int ret = io_engine_poll(md->e, 1);
+
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static void presuspend_targets(struct dm_table *t)
+{
+	for (unsigned i = 0; i < t->num_targets; i++)
+		if (t->targets[i].type->presuspend)
+			t->targets[i].type->presuspend(&t->targets[i]);
+}
+
+static void postsuspend_targets(struct dm_table *t)
+{
+	for (unsigned i = 0; i < t->num_targets; i++)
+		if (t->targets[i].type->postsuspend)
+			t->targets[i].type->postsuspend(&t->targets[i]);
 }
 
 /* Fail the held requests (the device goes away). */
@@ -671,9 +1056,17 @@ void dm_registry_free(struct dm_registry *r)
 	/* Nothing is held from here on: what callbacks submit fails at once. */
 	r->closing = true;
 	for (md = r->devs; md; md = md->next) {
+		/* As a removal: the targets of a live device see the suspend. */
+		md->closing_post = !md->suspended;
+		if (md->closing_post)
+			presuspend_targets(md->live);
 		md->suspended = true;
 		fail_held(md, -ENXIO);
 	}
+	drain(r->e);
+	for (md = r->devs; md; md = md->next)
+		if (md->closing_post)
+			postsuspend_targets(md->live);
 	drain(r->e);
 	/* Tables first: a table may stack on any device, older or newer. */
 	for (md = r->devs; md; md = md->next) {
@@ -747,6 +1140,7 @@ static struct dm_dev *holder_of(struct dm_registry *r, struct dm_dev *md)
 int dm_remove(struct dm_registry *r, const char *name)
 {
 	struct dm_dev *md = dm_find(r, name), **p;
+	bool was_suspended;
 	int ret;
 
 	if (!md)
@@ -759,14 +1153,18 @@ int dm_remove(struct dm_registry *r, const char *name)
 		return ulvm_error(-EBUSY, "device %s is used by the table of %s", name,
 		                  h ? h->name : "another device");
 	}
-	if (!md->suspended) {
-		ret = drain(r->e);
-		if (ret)
-			return ret;
-	}
-	if (md->splits_busy)
-		return ulvm_error(
+	was_suspended = md->suspended;
+	/* As the kernel removes a live device: suspend it (its targets see that), then it
+	 * must be idle. */
+	if (!md->suspended && (ret = dm_suspend(md)))
+		return ret;
+	if (md->inflight) {
+		ret = ulvm_error(
 		    -EBUSY, "device %s has I/O in flight, held by a suspended lower device", name);
+		if (!was_suspended)
+			dm_resume(md);
+		return ret;
+	}
 	fail_held(md, -ENXIO);
 	for (p = &r->devs; *p != md; p = &(*p)->next)
 		;
@@ -809,27 +1207,95 @@ int dm_suspend(struct dm_dev *md)
 
 	if (md->suspended)
 		return 0;
+	presuspend_targets(md->live);
 	md->suspended = true;
-	ret = drain(md->e);
-	if (ret)
+	ret = drain_dev(md);
+	if (ret) {
 		release_held(md);
-	return ret;
+		return ret;
+	}
+	postsuspend_targets(md->live);
+	return drain_dev(md); /* what postsuspend wrote */
 }
 
 int dm_resume(struct dm_dev *md)
 {
+	struct dm_table *next;
 	int ret;
 
-	if (md->inactive) {
-		ret = dm_suspend(md);
-		if (ret)
+	if (!md->suspended && !md->inactive)
+		return 0;
+	if ((ret = dm_suspend(md)))
+		return ret;
+	if (md->inactive && md->live->tios_busy)
+		return ulvm_error(-EBUSY,
+		                  "device %s: %u requests of its live table are still in flight "
+		                  "(held by a suspended lower device)",
+		                  md->name, md->live->tios_busy);
+	next = md->inactive ? md->inactive : md->live;
+	for (unsigned i = 0; i < next->num_targets; i++) {
+		struct dm_target *ti = &next->targets[i];
+
+		if (ti->type->preresume && (ret = ti->type->preresume(ti)))
 			return ret;
+	}
+	if ((ret = drain_dev(md))) /* what preresume wrote */
+		return ret;
+	if (md->inactive) {
 		dm_table_free(md->live);
 		md->live = md->inactive;
 		md->inactive = NULL;
 	}
-	if (md->suspended)
-		release_held(md);
+	for (unsigned i = 0; i < md->live->num_targets; i++)
+		if (md->live->targets[i].type->resume)
+			md->live->targets[i].type->resume(&md->live->targets[i]);
+	release_held(md);
+	return 0;
+}
+
+int dm_message(struct dm_dev *md, uint64_t sector, const char *text, char **result)
+{
+	struct dm_table *t = md->live;
+	struct dm_target *ti;
+	char *copy, **argv = NULL;
+	unsigned cap = 0;
+	struct strbuf sb;
+	int argc, ret;
+
+	*result = NULL;
+	if (sector >= t->size >> SECTOR_SHIFT)
+		return ulvm_error(-EINVAL,
+		                  "device %s: message sector %" PRIu64
+		                  " is outside the device (%" PRIu64 " sectors)",
+		                  md->name, sector, t->size >> SECTOR_SHIFT);
+	ti = &t->targets[find_target(t, sector << SECTOR_SHIFT)];
+	if (!ti->type->message)
+		return ulvm_error(-EINVAL,
+		                  "device %s: target %s at sector %" PRIu64 " takes no messages",
+		                  md->name, ti->type->name, ti->begin);
+	if (!(copy = strdup(text)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	argc = dm_split_args(copy, &argv, &cap);
+	if (argc <= 0) {
+		free(argv);
+		free(copy);
+		return argc ? ulvm_error(-ENOMEM, "out of memory")
+		            : ulvm_error(-EINVAL, "device %s: empty message", md->name);
+	}
+	sb_init(&sb);
+	ulvm_clear_error();
+	ret = ti->type->message(ti, (unsigned)argc, argv, &sb);
+	free(argv);
+	free(copy);
+	if (ret) {
+		sb_free(&sb);
+		if (!ulvm_last_error())
+			ulvm_error(ret, "device %s: target %s rejected the message", md->name,
+			           ti->type->name);
+		return ret;
+	}
+	if (!(*result = sb_steal(&sb)))
+		return ulvm_error(-ENOMEM, "out of memory");
 	return 0;
 }
 

@@ -14,7 +14,12 @@
  *
  * Single-threaded: a registry, its devices and its engine belong to one thread. No
  * allocation on the request path: whole-request remaps reuse the caller's request; splits
- * take child requests from a per-device pool.
+ * take child requests from a per-device pool (the pieces of a split that are contiguous on
+ * one lower file become one vectored request); targets with end_io or per-request data get
+ * clones from a per-table pool. The target interface (struct dm_target_type) is the
+ * kernel's: ctr/dtr, map/end_io, message, pre/postsuspend, preresume/resume,
+ * iterate_devices, per-request data, and helpers for a target's own I/O (dm_target_submit_io,
+ * dm_copy_start) and deferred work (dm_queue_work).
  */
 #ifndef ULVM_DM_DM_H
 #define ULVM_DM_DM_H
@@ -29,6 +34,8 @@ struct dm_registry;
 struct dm_dev;
 struct dm_table;
 struct dm_target;
+struct dm_tio;
+struct dm_tio_chunk;
 
 /* What a target's request lands on. */
 struct dm_lower {
@@ -40,29 +47,84 @@ struct dm_lower {
 
 enum dm_map_result {
 	DM_MAPIO_REMAPPED,  /* req->offset now addresses *lower: the core submits it there */
-	DM_MAPIO_SUBMITTED, /* the target completed or queued it itself */
+	DM_MAPIO_SUBMITTED, /* the target completed, queued or dispatched it itself */
 	DM_MAPIO_KILL,      /* complete with -EIO */
+};
+
+enum dm_endio_result {
+	DM_ENDIO_DONE,       /* complete the request upward with *error */
+	DM_ENDIO_INCOMPLETE, /* the target keeps it: it resubmits or completes it later */
 };
 
 enum dm_status_type { DM_STATUS_INFO, DM_STATUS_TABLE };
 
+/* iterate_devices callout: `dev` is a lower device of `ti`, of which the target uses `len`
+ * sectors from `start`. Non-zero stops the iteration and is returned. */
+typedef int (*dm_iterate_devices_fn)(struct dm_target *ti, struct dm_lower *dev, uint64_t start,
+                                     uint64_t len, void *data);
+
+/*
+ * A target type: the kernel's struct target_type, under its names. Everything runs on the
+ * registry's one thread; "from poll" means from a completion callback or deferred work run
+ * by io_engine_poll(). No hook may block or poll the engine itself.
+ *
+ * Two request paths. A type with neither end_io nor per_io_data_size (linear, striped, zero,
+ * error) gets the request itself in map and remaps it in place: no allocation, no copy, no
+ * lock; the core only counts it for its device (see core.c). A type with either gets a
+ * clone from a per-table pool, with per_io_data_size bytes of its own (dm_per_io_data), and
+ * its end_io sees every completion of that clone before the original completes.
+ */
 struct dm_target_type {
 	const char *name;
-	/* Parse the arguments (argv[0..argc-1], as split from the table line); on error return
-	 * -EINVAL and set ulvm_error() naming the argument; the core prefixes the line. */
+	/* Bytes of private data per request (dm_per_io_data), not initialised. */
+	size_t per_io_data_size;
+	/* Table load (dm_create, dm_load), not on the request path. Parse the arguments
+	 * (argv[0..argc-1], as split from the table line) and resolve lower devices with
+	 * dm_get_lower(); on error return -EINVAL and set ulvm_error() naming the argument (the
+	 * core prefixes the line). May set ti->private and ti->num_flush_bios. */
 	int (*ctr)(struct dm_target *ti, unsigned argc, char **argv);
+	/* The table is freed: no request of the target is in flight or queued; cancel deferred
+	 * work (dm_cancel_work) and free what ctr made. */
 	void (*dtr)(struct dm_target *ti);
-	/* req->offset is relative to the start of the target (bytes). Set *lower and remap
-	 * req->offset onto it. Called only with requests that do not cross max_io_len. */
+	/* From dm_submit (the submitter's context, possibly from poll). req->offset is relative
+	 * to the start of the target (bytes); requests never cross max_io_len. Either remap
+	 * req->offset onto a lower device, set *lower, and return DM_MAPIO_REMAPPED; or take
+	 * the request and return DM_MAPIO_SUBMITTED, then later dm_remap_submit() it or finish
+	 * it with io_engine_complete(); or return DM_MAPIO_KILL. Never completes it directly. */
 	enum dm_map_result (*map)(struct dm_target *ti, struct io_req *req,
 	                          struct dm_lower **lower);
+	/* From poll, once for each completion of a request map took (the clone): `error` is its
+	 * result, which end_io may change. DM_ENDIO_INCOMPLETE keeps the request: the target
+	 * resubmits it (dm_remap_submit) or completes it (io_engine_complete) later, and end_io
+	 * runs again then. The clone's offset is not to be relied on (a mapped device below
+	 * may have remapped it in place): keep what end_io or a resubmission needs in the
+	 * per-request data. */
+	enum dm_endio_result (*end_io)(struct dm_target *ti, struct io_req *req, int *error);
 	/* Bytes from target-relative `offset` to the next boundary a request must not cross
-	 * (striped: the chunk end); NULL = no boundary inside the target. */
+	 * (striped: the chunk end); NULL = no boundary inside the target. Request path: cheap. */
 	uint64_t (*max_io_len)(struct dm_target *ti, uint64_t offset);
 	/* The table arguments (DM_STATUS_TABLE), as dmsetup table prints them, or the status. */
 	void (*status)(struct dm_target *ti, enum dm_status_type type, struct strbuf *out);
-	/* FLUSH goes to every lower device of every target: list them. */
-	unsigned (*lowers)(struct dm_target *ti, struct dm_lower **out, unsigned max);
+	/* `dmsetup message DEV SECTOR MSG...` to the target holding SECTOR (dm_message), between
+	 * requests (never from poll): argv is the message split like a table line. Put any
+	 * answer in `result`; return 0, or -errno with ulvm_error() set. It may submit I/O of
+	 * its own but must not wait for it. */
+	int (*message)(struct dm_target *ti, unsigned argc, char **argv, struct strbuf *result);
+	/* dm_suspend (and dm_remove of a device that is not suspended), in table order:
+	 * presuspend while I/O still flows, before new requests are held; postsuspend once the
+	 * device's in-flight requests have drained. Postsuspend may submit I/O of its own
+	 * (commit metadata): dm_suspend waits for it before it returns. */
+	void (*presuspend)(struct dm_target *ti);
+	void (*postsuspend)(struct dm_target *ti);
+	/* dm_resume, on the table that is about to be live (the loaded one, if any), while the
+	 * device is still suspended: preresume may fail (-errno, ulvm_error set): the resume
+	 * fails, nothing is swapped, the device stays suspended. Own I/O it submits is waited
+	 * for. Then the table is swapped in, resume runs, and the held requests are released. */
+	int (*preresume)(struct dm_target *ti);
+	void (*resume)(struct dm_target *ti);
+	/* Call fn for each lower device (any time after ctr). The core sends a FLUSH to the
+	 * distinct devices listed this way (unless ti->num_flush_bios is set). */
+	int (*iterate_devices)(struct dm_target *ti, dm_iterate_devices_fn fn, void *data);
 };
 
 struct dm_target {
@@ -70,7 +132,14 @@ struct dm_target {
 	uint64_t begin, len; /* sectors, in the mapped device */
 	struct dm_table *table;
 	void *private;
+	/* Set by ctr. 0: a FLUSH of the device bypasses map and goes straight to the devices
+	 * iterate_devices lists. n > 0: map gets n FLUSH requests (offset 0, len 0) and sends
+	 * them on itself (a target that must commit on a flush). */
+	unsigned num_flush_bios;
+	bool needs_clone; /* the core's: the type has end_io or per_io_data_size */
 };
+
+/* ---- for targets --------------------------------------------------------------------- */
 
 /* Resolve a device argument of a table line: a path (file or block device), "MAJ:MIN" of a
  * block device, or the name of another mapped device in the same registry. */
@@ -79,6 +148,43 @@ int dm_get_lower(struct dm_target *ti, const char *arg, struct dm_lower **out);
 /* The engine of the target's registry, for targets that complete requests themselves
  * (io_engine_complete) or issue I/O of their own. */
 struct io_engine *dm_target_engine(const struct dm_target *ti);
+
+/* The per_io_data_size bytes of a request map got (a type with per_io_data_size only). */
+void *dm_per_io_data(struct io_req *req);
+
+/* Send a request map took (DM_MAPIO_SUBMITTED) or end_io kept (DM_ENDIO_INCOMPLETE) to
+ * `lower`, req->offset already remapped onto it; it completes through end_io as usual. */
+void dm_remap_submit(struct dm_target *ti, struct io_req *req, struct dm_lower *lower);
+
+/* I/O of the target's own (read a metadata block, write an exception) on one of its lower
+ * devices: `req` is the target's (op, flags, offset on `lower`, len, buf, done, private set;
+ * not in flight). It counts as the device's in-flight I/O (a suspend waits for it); done
+ * runs from poll. */
+void dm_target_submit_io(struct dm_target *ti, struct dm_lower *lower, struct io_req *req);
+
+/* A copy from one lower device to another (or the same), kcopyd-like: read a piece of at
+ * most buf_len bytes into buf, write it, repeat; done(c, 0 or -errno) runs once from poll.
+ * Offsets, len and buf_len are multiples of 512; buf comes from bdev_alloc_buffer(). Many
+ * copies may run at once, each with its own struct. Returns -EINVAL (done not called) for
+ * bad arguments. */
+struct dm_copy {
+	struct dm_lower *src, *dst;
+	uint64_t src_offset, dst_offset, len; /* bytes */
+	void *buf;
+	size_t buf_len;
+	void (*done)(struct dm_copy *c, int result);
+	void *private;
+	/* the core's */
+	struct dm_target *ti;
+	struct io_req req;
+	uint64_t pos;
+	bool writing;
+};
+int dm_copy_start(struct dm_target *ti, struct dm_copy *c);
+
+/* Deferred work of a target (w->fn set): runs from the engine's next poll; see io_work. */
+void dm_queue_work(struct dm_target *ti, struct io_work *w);
+void dm_cancel_work(struct dm_target *ti, struct io_work *w);
 
 /* Parse a decimal table argument (digits only) no larger than `max`; on error return -EINVAL
  * with "<what> <arg> is not a number" (or "is negative", "is too large"). For ctrs. */
@@ -100,11 +206,22 @@ int dm_create(struct dm_registry *r, const char *name, const char *table_text, s
 int dm_remove(struct dm_registry *r, const char *name);
 /* Load a table into the inactive slot (replacing one already there). */
 int dm_load(struct dm_dev *md, const char *table_text);
-/* Stop new I/O (it is held), wait for in-flight I/O to finish. */
+/* presuspend hooks; stop new I/O (it is held); wait for this device's in-flight I/O (its
+ * own requests and its targets' own I/O; other devices on the engine keep being served
+ * meanwhile); postsuspend hooks. I/O this device sent to a suspended lower device, or a
+ * target keeps without any I/O or work pending, cannot finish and is not waited for. Not
+ * from poll. */
 int dm_suspend(struct dm_dev *md);
-/* Swap in the inactive table if any, then release held I/O. */
+/* Swap in the inactive table if any (suspending first), with preresume and resume hooks,
+ * then release held I/O. -EBUSY if the old table still has requests in flight (held by a
+ * suspended lower device). Not from poll. */
 int dm_resume(struct dm_dev *md);
 bool dm_suspended(const struct dm_dev *md);
+
+/* `dmsetup message`: split `text` like a table line and hand it to the message hook of the
+ * live target holding `sector`; *result (malloc'd, maybe "") is its answer. -EINVAL when
+ * the sector is outside the device or the target takes no messages. */
+int dm_message(struct dm_dev *md, uint64_t sector, const char *text, char **result);
 
 /* The live table as `dmsetup table` prints it ("0 2048 linear 8:16 2048\n..."), or its
  * status lines; *out is malloc'd. */
@@ -116,10 +233,15 @@ void dm_open(struct dm_dev *md);
 void dm_close(struct dm_dev *md);
 
 /* Submit a request to a mapped device; its done callback runs from io_engine_poll()
- * exactly once, with 0 or the first error of any piece. Requests must lie inside the device
- * and be multiples of the logical sector size (512). */
+ * exactly once, with 0 or the first error of any piece. Requests must lie inside the device,
+ * be multiples of the logical sector size (512) and carry a buffer, not a vector. */
 void dm_submit(struct dm_dev *md, struct io_req *req);
 struct io_engine *dm_engine(struct dm_registry *r);
+
+/* A target type of the program's own, found by name like the built-in ones (a test
+ * target); process-wide, not thread-safe. Unregister only when no table uses it. */
+int dm_register_target(const struct dm_target_type *type);
+void dm_unregister_target(const struct dm_target_type *type);
 
 /* The target types this build knows (NULL-terminated). */
 extern const struct dm_target_type *const dm_target_types[];
@@ -138,6 +260,11 @@ struct dm_table {
 	unsigned num_lowers;
 	struct dm_lower **flush; /* distinct lower devices: where a FLUSH goes */
 	unsigned num_flush;
+	unsigned num_flush_bios;  /* sum of the targets' num_flush_bios */
+	size_t per_io_data_size;  /* the largest of the targets' */
+	struct dm_tio *free_tios; /* the clone pool (core.c) */
+	struct dm_tio_chunk *tio_chunks;
+	unsigned tios_busy;
 };
 
 /* table.c: parse `text` into a table for `md` (errors: "table line N: ..."). */
@@ -146,7 +273,10 @@ int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out);
 void dm_table_free(struct dm_table *t);
 /* table.c: one line per target, TABLE or STATUS. */
 int dm_table_print(const struct dm_table *t, enum dm_status_type type, char **out);
-/* core.c: release what dm_get_lower() took for `t`. */
+/* core.c: release what dm_get_lower() took for `t`, and its clone pool. */
 void dm_table_put_lowers(struct dm_table *t);
+/* table.c: split a line into arguments in place, the kernel's way (dm_split_args); *argv
+ * grows as needed (free it). Returns the count or -ENOMEM. */
+int dm_split_args(char *line, char ***argv, unsigned *cap);
 
 #endif

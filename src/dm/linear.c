@@ -68,13 +68,11 @@ static void linear_status(struct dm_target *ti, enum dm_status_type type, struct
 		sb_printf(out, "%s %" PRIu64, lc->lower->name, lc->start);
 }
 
-static unsigned linear_lowers(struct dm_target *ti, struct dm_lower **out, unsigned max)
+static int linear_iterate_devices(struct dm_target *ti, dm_iterate_devices_fn fn, void *data)
 {
 	struct linear_c *lc = ti->private;
 
-	if (max)
-		out[0] = lc->lower;
-	return 1;
+	return fn(ti, lc->lower, lc->start, ti->len, data);
 }
 
 const struct dm_target_type dm_linear_target = {
@@ -83,5 +81,5 @@ const struct dm_target_type dm_linear_target = {
     .dtr = linear_dtr,
     .map = linear_map,
     .status = linear_status,
-    .lowers = linear_lowers,
+    .iterate_devices = linear_iterate_devices,
 };

@@ -3,7 +3,9 @@
  * spreads the target over its stripes chunk by chunk (chunk i goes to stripe i % #stripes),
  * like the kernel's dm-stripe. The chunk size is a power of 2 of at least 8 sectors (4 KiB);
  * the target length divides into #stripes equal parts, each a multiple of the chunk size.
- * Requests never cross a chunk (max_io_len), so one request maps onto one stripe.
+ * Requests never cross a chunk (max_io_len), so one request maps onto one stripe; the core
+ * merges the pieces of a larger request that follow each other on a stripe into one
+ * vectored request per stripe (dm/core.c).
  *
  * Status INFO as the kernel prints it: `<#stripes> <dev>... 1 <A per stripe>` (ulvm keeps no
  * per-stripe error count, so every stripe is A, alive); TABLE: `<#stripes> <chunk> <dev>
@@ -157,13 +159,15 @@ static void striped_status(struct dm_target *ti, enum dm_status_type type, struc
 		sb_printf(out, " %s %" PRIu64, sc->stripe[i].lower->name, sc->stripe[i].start);
 }
 
-static unsigned striped_lowers(struct dm_target *ti, struct dm_lower **out, unsigned max)
+static int striped_iterate_devices(struct dm_target *ti, dm_iterate_devices_fn fn, void *data)
 {
 	struct stripe_c *sc = ti->private;
+	uint64_t width = ti->len / sc->stripes;
+	int r = 0;
 
-	for (uint32_t i = 0; i < sc->stripes && i < max; i++)
-		out[i] = sc->stripe[i].lower;
-	return sc->stripes;
+	for (uint32_t i = 0; i < sc->stripes && !r; i++)
+		r = fn(ti, sc->stripe[i].lower, sc->stripe[i].start, width, data);
+	return r;
 }
 
 const struct dm_target_type dm_striped_target = {
@@ -173,5 +177,5 @@ const struct dm_target_type dm_striped_target = {
     .map = striped_map,
     .max_io_len = striped_max_io_len,
     .status = striped_status,
-    .lowers = striped_lowers,
+    .iterate_devices = striped_iterate_devices,
 };

@@ -47,9 +47,8 @@ int dm_arg_u64(const char *what, const char *arg, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-/* Split a line into arguments in place, the kernel's way: white space separates, a backslash
- * quotes the next character. Returns the count, or -ENOMEM. */
-static int split_args(char *p, char ***argv, unsigned *cap)
+/* White space separates, a backslash quotes the next character. */
+int dm_split_args(char *p, char ***argv, unsigned *cap)
 {
 	unsigned n = 0;
 
@@ -81,12 +80,40 @@ static int split_args(char *p, char ***argv, unsigned *cap)
 	}
 }
 
+/* Types added at run time (dm_register_target): tests' targets. */
+static const struct dm_target_type *registered[8];
+
 static const struct dm_target_type *find_type(const char *name)
 {
 	for (unsigned i = 0; dm_target_types[i]; i++)
 		if (!strcmp(dm_target_types[i]->name, name))
 			return dm_target_types[i];
+	for (unsigned i = 0; i < ARRAY_SIZE(registered); i++)
+		if (registered[i] && !strcmp(registered[i]->name, name))
+			return registered[i];
 	return NULL;
+}
+
+int dm_register_target(const struct dm_target_type *type)
+{
+	unsigned free_slot = ARRAY_SIZE(registered);
+
+	if (find_type(type->name))
+		return ulvm_error(-EEXIST, "target type %s is already registered", type->name);
+	for (unsigned i = 0; i < ARRAY_SIZE(registered); i++)
+		if (!registered[i] && free_slot == ARRAY_SIZE(registered))
+			free_slot = i;
+	if (free_slot == ARRAY_SIZE(registered))
+		return ulvm_error(-ENOSPC, "no room to register target type %s", type->name);
+	registered[free_slot] = type;
+	return 0;
+}
+
+void dm_unregister_target(const struct dm_target_type *type)
+{
+	for (unsigned i = 0; i < ARRAY_SIZE(registered); i++)
+		if (registered[i] == type)
+			registered[i] = NULL;
 }
 
 /* Prefix the message left by a helper with the line and, for a constructor, the type. */
@@ -155,6 +182,8 @@ static int add_target(struct dm_table *t, unsigned lineno, uint64_t *next, unsig
 	ti->len = len;
 	ti->table = t;
 	ti->private = NULL;
+	ti->num_flush_bios = 0;
+	ti->needs_clone = type->end_io || type->per_io_data_size;
 	ulvm_clear_error();
 	r = type->ctr(ti, argc - 3, argv + 3);
 	if (r) {
@@ -166,53 +195,48 @@ static int add_target(struct dm_table *t, unsigned lineno, uint64_t *next, unsig
 	return 0;
 }
 
-/* The distinct lower devices of the targets (by backing device or mapped device): where a
- * FLUSH goes. */
-static int collect_flush(struct dm_table *t)
+/* iterate_devices callout: add `dev` to the table's FLUSH list unless it is there. */
+static int add_flush_dev(struct dm_target *ti, struct dm_lower *dev, uint64_t start, uint64_t len,
+                         void *data)
 {
-	struct dm_lower **buf = NULL;
-	unsigned cap = 0;
+	struct dm_table *t = data;
 
+	(void)ti;
+	(void)start;
+	(void)len;
+	for (unsigned k = 0; k < t->num_flush; k++)
+		if (t->flush[k]->bd == dev->bd && t->flush[k]->md == dev->md)
+			return 0;
+	if (!(t->num_flush & (t->num_flush - 1))) {
+		unsigned ncap = t->num_flush ? t->num_flush * 2 : 1;
+		struct dm_lower **nf = realloc(t->flush, ncap * sizeof(*nf));
+
+		if (!nf)
+			return ulvm_error(-ENOMEM, "out of memory");
+		t->flush = nf;
+	}
+	t->flush[t->num_flush++] = dev;
+	return 0;
+}
+
+/* What the request path needs to know of the targets as a whole: the distinct lower
+ * devices (by backing device or mapped device) where a FLUSH goes, the FLUSH requests the
+ * targets want to see in map, and the largest per-request data. */
+static int collect_table_info(struct dm_table *t)
+{
 	for (unsigned i = 0; i < t->num_targets; i++) {
 		struct dm_target *ti = &t->targets[i];
-		unsigned n;
+		int r;
 
-		if (!ti->type->lowers)
+		t->per_io_data_size = MAX(t->per_io_data_size, ti->type->per_io_data_size);
+		if (ti->num_flush_bios) {
+			t->num_flush_bios += ti->num_flush_bios;
 			continue;
-		n = ti->type->lowers(ti, buf, cap);
-		if (n > cap) {
-			struct dm_lower **nb = realloc(buf, n * sizeof(*buf));
-
-			if (!nb) {
-				free(buf);
-				return ulvm_error(-ENOMEM, "out of memory");
-			}
-			buf = nb;
-			cap = n;
-			n = ti->type->lowers(ti, buf, cap);
 		}
-		for (unsigned j = 0; j < n; j++) {
-			unsigned k;
-
-			for (k = 0; k < t->num_flush; k++)
-				if (t->flush[k]->bd == buf[j]->bd && t->flush[k]->md == buf[j]->md)
-					break;
-			if (k < t->num_flush)
-				continue;
-			if (!(t->num_flush & (t->num_flush - 1))) {
-				unsigned ncap = t->num_flush ? t->num_flush * 2 : 1;
-				struct dm_lower **nf = realloc(t->flush, ncap * sizeof(*nf));
-
-				if (!nf) {
-					free(buf);
-					return ulvm_error(-ENOMEM, "out of memory");
-				}
-				t->flush = nf;
-			}
-			t->flush[t->num_flush++] = buf[j];
-		}
+		if (ti->type->iterate_devices &&
+		    (r = ti->type->iterate_devices(ti, add_flush_dev, t)))
+			return r;
 	}
-	free(buf);
 	return 0;
 }
 
@@ -248,7 +272,7 @@ int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out)
 			p++;
 		if (!*p || *p == '#')
 			continue;
-		argc = split_args(p, &argv, &cap);
+		argc = dm_split_args(p, &argv, &cap);
 		if (argc < 0)
 			r = ulvm_error(-ENOMEM, "out of memory");
 		else
@@ -261,7 +285,7 @@ int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out)
 	if (!r && !(t->ends = malloc(t->num_targets * sizeof(*t->ends))))
 		r = ulvm_error(-ENOMEM, "out of memory");
 	if (!r)
-		r = collect_flush(t);
+		r = collect_table_info(t);
 	if (r) {
 		dm_table_free(t);
 		return r;

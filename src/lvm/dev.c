@@ -244,6 +244,14 @@ int ulvm_dev_resume(struct ulvm_dev *dev)
 	return r ? r : dm_resume(dev->md);
 }
 
+int ulvm_dev_message(struct ulvm_dev *dev, uint64_t sector, const char *msg, char **reply)
+{
+	int r = need_md(dev);
+
+	*reply = NULL;
+	return r ? r : dm_message(dev->md, sector, msg, reply);
+}
+
 static void io_finished(struct io_req *req, int result)
 {
 	struct ulvm_io *io =

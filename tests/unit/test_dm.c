@@ -26,6 +26,8 @@
 #include "io/engine.h"
 #include "util/util.h"
 
+#include "test_dm_util.h"
+
 #define MIB (1u << 20)
 
 /* ---- environment ------------------------------------------------------------------------ */
@@ -96,15 +98,6 @@ static const char *mkfile(struct env *v, const char *name, uint64_t size, char *
 	return path;
 }
 
-static void read_file(const char *path, void *buf, size_t len, uint64_t off)
-{
-	int fd = open(path, O_RDONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(pread(fd, buf, len, (off_t)off), (ssize_t)len);
-	close(fd);
-}
-
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -115,56 +108,6 @@ static int count_fds(void)
 		n++;
 	closedir(d);
 	return n;
-}
-
-static uint64_t rng_state = 0x243f6a8885a308d3ull;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
-}
-
-static void fill_random(uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)rnd();
-}
-
-static uint8_t *xbuf(size_t len)
-{
-	uint8_t *b = bdev_alloc_buffer(len);
-
-	assert_non_null(b);
-	return b;
-}
-
-/* ---- requests ----------------------------------------------------------------------------- */
-
-struct treq {
-	struct io_req req;
-	int calls, result;
-};
-
-static void treq_done(struct io_req *req, int result)
-{
-	struct treq *t = req->private;
-
-	t->calls++;
-	t->result = result;
-}
-
-static void treq_init(struct treq *t, enum io_op op, uint64_t off, uint64_t len, void *buf)
-{
-	memset(t, 0, sizeof(*t));
-	t->req.op = op;
-	t->req.offset = off;
-	t->req.len = len;
-	t->req.buf = buf;
-	t->req.done = treq_done;
-	t->req.private = t;
 }
 
 /* Poll until nothing is in flight; the engine must not be waiting for nothing. */
@@ -190,25 +133,6 @@ static int do_io(struct env *v, struct dm_dev *md, enum io_op op, uint64_t off, 
 	drain(v);
 	assert_int_equal(t.calls, 1);
 	return t.result;
-}
-
-static struct dm_dev *create(struct env *v, const char *name, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static struct dm_dev *create(struct env *v, const char *name, const char *fmt, ...)
-{
-	char table[4096];
-	struct dm_dev *md;
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	vsnprintf(table, sizeof(table), fmt, ap);
-	va_end(ap);
-	r = dm_create(v->r, name, table, &md);
-	if (r)
-		fail_msg("dm_create %s: %d %s\n%s", name, r, ulvm_last_error(), table);
-	return md;
 }
 
 static void assert_text(struct dm_dev *md, enum dm_status_type type, const char *want)
@@ -305,7 +229,7 @@ static void test_linear_layout(void **state)
 
 	mkfile(v, "a", 4 * MIB, a, sizeof(a));
 	mkfile(v, "b", 1 * MIB, b, sizeof(b));
-	md = create(v, "lin", "0 2048 linear %s 100\n2048 1024 linear %s 0\n", a, b);
+	md = create_dev(v->r, "lin", "0 2048 linear %s 100\n2048 1024 linear %s 0\n", a, b);
 	assert_int_equal(dm_size(md), size);
 	assert_string_equal(dm_name(md), "lin");
 	/* One request over both targets: split at the boundary. */
@@ -356,7 +280,7 @@ static void striped_layout(struct env *v, unsigned stripes, uint64_t chunk)
 	}
 	table_of(&t, 1, table, sizeof(table));
 	snprintf(name, sizeof(name), "st%u-%" PRIu64, stripes, chunk);
-	md = create(v, name, "%s", table);
+	md = create_dev(v->r, name, "%s", table);
 	assert_int_equal(dm_size(md), size);
 	assert_text(md, DM_STATUS_TABLE, table);
 	n = (size_t)snprintf(info, sizeof(info), "0 %" PRIu64 " striped %u", t.len, stripes);
@@ -438,7 +362,7 @@ static void test_split_in_flight(void **state)
 		mkfile(v, name, 1 * MIB, paths[i], sizeof(paths[i]));
 	}
 	table_of(t, 3, table, sizeof(table));
-	md = create(v, "split", "%s", table);
+	md = create_dev(v->r, "split", "%s", table);
 	sectors = 2000;
 	size = sectors * SECTOR_SIZE;
 	assert_int_equal(dm_size(md), size);
@@ -572,7 +496,7 @@ static void random_run(struct env *v)
 	                           .off = {8192, 8192}};
 	t[5] = (struct ref_target){.begin = 25600, .len = 2048, .path = {p[3]}, .off = {4096}};
 	table_of(t, 6, table, sizeof(table));
-	md = create(v, "rand", "%s", table);
+	md = create_dev(v->r, "rand", "%s", table);
 	sectors = 27648;
 	size = sectors * SECTOR_SIZE;
 	assert_int_equal(dm_size(md), size);
@@ -676,7 +600,7 @@ static void test_zero_error(void **state)
 	struct dm_dev *md;
 
 	mkfile(v, "a", 1 * MIB, a, sizeof(a));
-	md = create(v, "ze", "0 16 zero \n16 8 error \n24 8 linear %s 0\n32 96 zero", a);
+	md = create_dev(v->r, "ze", "0 16 zero \n16 8 error \n24 8 linear %s 0\n32 96 zero", a);
 	snprintf(want, sizeof(want), "0 16 zero \n16 8 error \n24 8 linear %s 0\n32 96 zero \n", a);
 	assert_text(md, DM_STATUS_TABLE, want);
 	assert_text(md, DM_STATUS_INFO, "0 16 zero \n16 8 error \n24 8 linear \n32 96 zero \n");
@@ -707,7 +631,7 @@ static void test_zero_error(void **state)
 		assert_int_equal(buf[i], i < 8 * SECTOR_SIZE ? 0x5c : 0);
 	/* FLUSH goes to the file only (zero and error have no lower device). */
 	assert_int_equal(do_io(v, md, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
-	md = create(v, "z", "0 8 zero");
+	md = create_dev(v->r, "z", "0 8 zero");
 	assert_int_equal(do_io(v, md, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
 	free(buf);
 	free(f);
@@ -722,7 +646,7 @@ static void test_bad_requests(void **state)
 	struct dm_dev *md;
 
 	mkfile(v, "a", 1 * MIB, a, sizeof(a));
-	md = create(v, "bad", "0 8 linear %s 0\n8 8 zero", a);
+	md = create_dev(v->r, "bad", "0 8 linear %s 0\n8 8 zero", a);
 	assert_int_equal(do_io(v, md, IO_OP_READ, 100, 512, buf, 0), -EINVAL);
 	assert_int_equal(do_io(v, md, IO_OP_READ, 0, 700, buf, 0), -EINVAL);
 	assert_int_equal(do_io(v, md, IO_OP_READ, 16 * SECTOR_SIZE, 512, buf, 0), -EINVAL);
@@ -752,9 +676,9 @@ static void test_stacked(void **state)
 	mkfile(v, "a", 2 * MIB, a, sizeof(a));
 	mkfile(v, "b", 1 * MIB, b, sizeof(b));
 	mkfile(v, "c", 1 * MIB, c, sizeof(c));
-	base = create(v, "base", "0 2048 linear %s 1024", a);
+	base = create_dev(v->r, "base", "0 2048 linear %s 1024", a);
 	/* linear on linear: top sector s -> base s + 512 -> a s + 1536 */
-	top = create(v, "top", "0 1024 linear base 512");
+	top = create_dev(v->r, "top", "0 1024 linear base 512");
 	assert_text(top, DM_STATUS_TABLE, "0 1024 linear base 512\n");
 	size = 1024 * SECTOR_SIZE;
 	data = xbuf(size);
@@ -774,8 +698,8 @@ static void test_stacked(void **state)
 	                    "offset 1 + length 2048");
 
 	/* linear on striped (2 stripes, chunk 8), and a split over both layers. */
-	create(v, "st", "0 2048 striped 2 8 %s 0 %s 0", b, c);
-	over = create(v, "over", "0 64 linear st 16\n64 1000 linear st 1024");
+	create_dev(v->r, "st", "0 2048 striped 2 8 %s 0 %s 0", b, c);
+	over = create_dev(v->r, "over", "0 64 linear st 16\n64 1000 linear st 1024");
 	fill_random(data, size);
 	assert_int_equal(do_io(v, over, IO_OP_WRITE, 0, 80 * SECTOR_SIZE, data, 0), 0);
 	/* over sector s < 64 -> st s + 16: chunk (s+16)/8, stripe chunk%2, at chunk/2*8 + s%8 */
@@ -789,8 +713,8 @@ static void test_stacked(void **state)
 	assert_int_equal(do_io(v, over, IO_OP_FLUSH, 0, 0, NULL, IO_FUA), 0);
 	/* A FLUSH of a table over a file and two devices. */
 	{
-		struct dm_dev *mix = create(
-		    v, "mix",
+		struct dm_dev *mix = create_dev(
+		    v->r, "mix",
 		    "0 8 linear %s 0\n8 8 linear top 0\n16 8 linear over 0\n24 8 linear %s 8", a,
 		    a);
 
@@ -845,7 +769,7 @@ static void test_suspend_resume(void **state)
 	mkfile(v, "a", 1 * MIB, a, sizeof(a));
 	mkfile(v, "b", 1 * MIB, b, sizeof(b));
 	mkfile(v, "c", 1 * MIB, c, sizeof(c));
-	md = create(v, "s", "0 128 linear %s 0\n128 128 striped 2 8 %s 0 %s 0", a, b, c);
+	md = create_dev(v->r, "s", "0 128 linear %s 0\n128 128 striped 2 8 %s 0 %s 0", a, b, c);
 	fill_random(data, N * 8192);
 	/* In flight when the suspend starts: drained by it (whole and split requests). */
 	for (unsigned i = 0; i < N; i++) {
@@ -928,7 +852,7 @@ static void test_suspend_resume(void **state)
 	assert_text(md, DM_STATUS_TABLE, "0 200 error \n");
 
 	/* A lower device suspended under an upper: the upper's I/O waits in the lower. */
-	top = create(v, "top", "0 100 linear s 100");
+	top = create_dev(v->r, "top", "0 100 linear s 100");
 	assert_int_equal(dm_load(md, "0 200 zero"), 0);
 	assert_int_equal(dm_resume(md), 0);
 	assert_int_equal(dm_suspend(md), 0);
@@ -1087,7 +1011,7 @@ static void test_bad_tables(void **state)
 	int fds;
 
 	mkfile(v, "f", 2048 * SECTOR_SIZE, f, sizeof(f));
-	keep = create(v, "keep", "0 8 linear %s 0", f);
+	keep = create_dev(v->r, "keep", "0 8 linear %s 0", f);
 	snprintf(want, sizeof(want), "0 8 linear %s 0\n", f);
 	fds = count_fds();
 	for (unsigned i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -1133,7 +1057,7 @@ static void test_table_text(void **state)
 	         "128 8 zero \n136 8 error \n# end",
 	         a, a, b);
 	fds = count_fds();
-	md = create(v, "text", "%s", table);
+	md = create_dev(v->r, "text", "%s", table);
 	/* The same file twice is opened once. */
 	assert_int_equal(count_fds(), fds + 2);
 	snprintf(want, sizeof(want),
@@ -1145,7 +1069,7 @@ static void test_table_text(void **state)
 	assert_text(md, DM_STATUS_INFO, want);
 	/* The printed table parses back to the same text. */
 	assert_int_equal(dm_table_text(md, DM_STATUS_TABLE, &text), 0);
-	again = create(v, "again", "%s", text);
+	again = create_dev(v->r, "again", "%s", text);
 	assert_text(again, DM_STATUS_TABLE, text);
 	assert_int_equal(count_fds(), fds + 2);
 	free(text);
@@ -1161,7 +1085,7 @@ static void test_table_text(void **state)
 			*o++ = *p;
 		}
 		*o = '\0';
-		md = create(v, "space", "0 8 linear %s 0", sp_q);
+		md = create_dev(v->r, "space", "0 8 linear %s 0", sp_q);
 		snprintf(want, sizeof(want), "0 8 linear %s 0\n", sp_q);
 		assert_text(md, DM_STATUS_TABLE, want);
 	}
@@ -1174,7 +1098,7 @@ static void test_remove_busy(void **state)
 	struct env *v = *state;
 	struct dm_dev *md;
 
-	md = create(v, "r", "0 8 zero");
+	md = create_dev(v->r, "r", "0 8 zero");
 	dm_open(md);
 	dm_open(md);
 	assert_int_equal(dm_open_count(md), 2);
@@ -1190,10 +1114,10 @@ static void test_remove_busy(void **state)
 	assert_int_equal(dm_remove(v->r, "r"), -ENXIO);
 
 	/* Devices left at the end are removed by dm_registry_free, in any stacking order. */
-	md = create(v, "low", "0 16 zero");
-	create(v, "mid", "0 16 linear low 0");
+	md = create_dev(v->r, "low", "0 16 zero");
+	create_dev(v->r, "mid", "0 16 linear low 0");
 	assert_int_equal(dm_load(md, "0 8 zero"), 0);
-	create(v, "high", "0 8 striped 1 8 mid 8");
+	create_dev(v->r, "high", "0 8 striped 1 8 mid 8");
 	assert_int_equal(dm_remove(v->r, "mid"), -EBUSY);
 	assert_string_equal(ulvm_last_error(), "device mid is used by the table of high");
 }
