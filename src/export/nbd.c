@@ -118,7 +118,6 @@ struct nbd_req *nbd_slot_get(struct nbd_conn *c)
 	r->next = NULL;
 	r->buf = NULL;
 	r->got = 0;
-	r->fua_flush = false;
 	r->sent = 0;
 	r->hdr_len = r->data_len = 0;
 	return r;

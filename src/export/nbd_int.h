@@ -63,7 +63,6 @@ struct nbd_req {
 	void *buf; /* pooled: READ and WRITE */
 	unsigned buf_class;
 	uint32_t got;      /* WRITE payload received */
-	bool fua_flush;    /* TRIM/WRITE_ZEROES with FUA: the flush that follows is running */
 	uint32_t hdr_len;  /* reply header bytes in hdr */
 	uint32_t data_len; /* reply bytes from buf after the header */
 	uint64_t sent;     /* reply bytes already sent */

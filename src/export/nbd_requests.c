@@ -129,19 +129,6 @@ static void req_done(struct ulvm_io *io, int result)
 	}
 	if (result == -EOPNOTSUPP && r->type == NBD_CMD_TRIM)
 		result = 0; /* a hint the device cannot take */
-	if (!result && (r->flags & NBD_CMD_FLAG_FUA) && !r->fua_flush &&
-	    (r->type == NBD_CMD_TRIM || r->type == NBD_CMD_WRITE_ZEROES)) {
-		/* The engine makes only writes durable by themselves (RWF_DSYNC): a flush
-		 * makes the zeroes or the hole durable before the reply. */
-		r->fua_flush = true;
-		io->op = ULVM_IO_FLUSH;
-		io->flags = 0;
-		io->offset = io->length = 0;
-		if (!(result = ulvm_dev_submit(c->dev, io))) {
-			c->inflight++;
-			return;
-		}
-	}
 	if (result)
 		reply_error(c, r, nbd_errno(result), strerror(-result));
 	else
