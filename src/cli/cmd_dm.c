@@ -191,11 +191,12 @@ static int dmsetup_usage(void)
 }
 
 /* `dmsetup message NAME SECTOR MSG...`: to ulvmd when it holds the device, else to the
- * device built in this process. The target's answer, if any, is printed. */
+ * device built (and owned: a message may change its state) in this process. The target's
+ * answer, if any, is printed. */
 static int dmsetup_message(struct cli *c, int argc, char **argv)
 {
 	const char *name = argv[0], *sector = argv[1];
-	char *payload = NULL, *reply = NULL, *table = NULL;
+	char *payload = NULL, *reply = NULL;
 	struct ulvm_dev *dev;
 	struct strbuf sb;
 	int r;
@@ -209,8 +210,7 @@ static int dmsetup_message(struct cli *c, int argc, char **argv)
 	if (!(payload = sb_steal(&sb)))
 		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
 	r = ulvm_control_call("message", name, payload, &reply);
-	if (r == -ENOTCONN && !(r = ulvm_active_info(name, &table, NULL, NULL)) &&
-	    !(r = ulvm_active_open_table(c->ctx, name, table, &dev))) {
+	if (r == -ENOTCONN && !(r = ulvm_active_open(c->ctx, name, &dev))) {
 		r = ulvm_dev_message(dev, strtoull(sector, NULL, 10), strchr(payload, ' ') + 1,
 		                     &reply);
 		ulvm_dev_close(dev);
@@ -219,7 +219,6 @@ static int dmsetup_message(struct cli *c, int argc, char **argv)
 		printf("%s%s", reply, reply[strlen(reply) - 1] == '\n' ? "" : "\n");
 	free(payload);
 	free(reply);
-	free(table);
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # `ulvm dmsetup message DEV SECTOR MSG...` reaches the target that holds SECTOR: in this
 # process when no ulvmd runs, through the control socket's message verb when it does (the
-# image is gone from the file system by then: only the daemon, which holds it open, can
-# answer). linear and zero take no messages (the kernel says EINVAL too); a sector outside
+# daemon owns the device then: this process could not build it). linear and zero take no
+# messages (the kernel says EINVAL too); a sector outside
 # the device, a sector that is not a number and a missing device are errors naming it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -42,13 +42,11 @@ note "through ulvmd"
 [ -S "$ULVM_RUN_DIR/ulvmd.sock" ] || fail "control socket missing"
 DPID=$(pgrep -f "serve --no-nbd --devices $(imgs_csv)" | head -1)
 trap '_r=$?; [ -z "${DPID:-}" ] || kill -TERM "$DPID" 2>/dev/null; (exit $_r); _e2e_cleanup' EXIT
-mv "$(img a)" "$T/moved.img"
 check_messages
 kill -TERM "$DPID"
 for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$DPID" 2>/dev/null && fail "ulvmd did not stop on SIGTERM"
 DPID=
-mv "$T/moved.img" "$(img a)"
 "$ULVM" dmsetup remove m1
 _san_filter "ulvm serve" <"$T/serve.err" >&2
 echo "PASS"
