@@ -24,6 +24,24 @@ static void signal_ready(void *arg)
 	}
 }
 
+/* `ulvm serve --stop`: ask the running ulvmd to shut down (its devices are flushed, its
+ * mounts and sockets go) and wait until it has. */
+static int stop_daemon(void)
+{
+	char path[4096];
+	int r = ulvm_control_call("shutdown", NULL, NULL, NULL);
+
+	if (r == -ENOTCONN)
+		return cli_fail(ulvm_error(-ENOTCONN, "ulvmd is not running"));
+	if (r || (r = ulvm_control_socket_path(path, sizeof(path))))
+		return cli_fail(r);
+	for (int i = 0; i < 200 && access(path, F_OK) == 0; i++)
+		usleep(50000);
+	if (access(path, F_OK) == 0)
+		return cli_fail(ulvm_error(-ETIMEDOUT, "ulvmd did not stop within 10 s"));
+	return ECMD_PROCESSED;
+}
+
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -32,6 +50,7 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	                                   {"nbd-unix", required_argument, NULL, 'U'},
 	                                   {"nbd-tcp", required_argument, NULL, 'T'},
 	                                   {"no-nbd", no_argument, NULL, 'N'},
+	                                   {"stop", no_argument, NULL, 'X'},
 	                                   {0}};
 	struct ulvmd_opts o = {0};
 	bool foreground = false;
@@ -56,6 +75,8 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 		case 'N':
 			o.no_nbd = true;
 			break;
+		case 'X':
+			return stop_daemon();
 		default:
 			return EINVALID_CMD_LINE;
 		}

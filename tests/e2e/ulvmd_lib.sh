@@ -1,7 +1,7 @@
 # Helpers of the tests that run ulvmd, sourced after lib.sh: ulvmd_start runs `ulvm serve`
 # on this test's images (sockets in $ULVM_RUN_DIR) and sets DPID; ulvmd_stop stops it with
-# SIGTERM, checks that it exits, and passes its sanitizer reports on. Whatever happens, the
-# daemon is stopped when the test exits.
+# `ulvm serve --stop`, checks that it exits and its sockets are gone, and passes its
+# sanitizer reports on. Whatever happens, the daemon is stopped when the test exits.
 DPID=
 ulvmd_start() {
 	"$ULVM" serve --devices "$(imgs_csv)" "$@" 2>>"$T/serve.err"
@@ -11,9 +11,11 @@ ulvmd_start() {
 ulvmd_stop() {
 	local i
 	[ -n "$DPID" ] || return 0
-	kill -TERM "$DPID"
+	"$ULVM" serve --stop || fail "ulvm serve --stop"
 	for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-	kill -0 "$DPID" 2>/dev/null && fail "ulvmd did not stop on SIGTERM"
+	kill -0 "$DPID" 2>/dev/null && fail "ulvmd did not stop"
+	[ ! -e "$ULVM_RUN_DIR/ulvmd.sock" ] && [ ! -e "$ULVM_RUN_DIR/nbd.sock" ] ||
+		fail "ulvmd left its sockets behind"
 	DPID=
 	_san_filter "ulvm serve" <"$T/serve.err" >&2
 }
