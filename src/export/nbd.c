@@ -41,69 +41,28 @@ static void conn_parse(struct nbd_conn *c);
 
 /* ---- buffers ---------------------------------------------------------------------------- */
 
-static unsigned buf_class(uint32_t len)
-{
-	unsigned k = 0;
-
-	while (k + 1 < NBD_POOL_CLASSES && ((uint64_t)1 << (k + NBD_POOL_MIN_SHIFT)) < len)
-		k++;
-	return k;
-}
-
-static uint64_t class_size(unsigned k)
-{
-	return (uint64_t)1 << (k + NBD_POOL_MIN_SHIFT);
-}
-
 bool nbd_buf_fits(const struct nbd_conn *c, uint32_t len)
 {
-	return !c->buf_bytes || c->buf_bytes + class_size(buf_class(len)) <= NBD_BUF_BUDGET;
+	return !c->buf_bytes ||
+	       c->buf_bytes + bufpool_class_size(bufpool_class(len)) <= NBD_BUF_BUDGET;
 }
 
 void *nbd_buf_get(struct nbd_conn *c, uint32_t len, unsigned *cls)
 {
-	unsigned k = buf_class(len);
-	uint64_t size = class_size(k);
-	struct nbd_pool *pool = &c->s->pool;
-	void *b = pool->free[k];
+	unsigned k = bufpool_class(len);
+	void *b = bufpool_get(&c->s->pool, k);
 
-	if (b) {
-		memcpy(&pool->free[k], b, sizeof(void *));
-		pool->idle_bytes -= size;
-	} else {
-		if (posix_memalign(&b, 4096, size))
-			return NULL;
-		prefault_pages(b, size);
-	}
-	c->buf_bytes += size;
+	if (!b)
+		return NULL;
+	c->buf_bytes += bufpool_class_size(k);
 	*cls = k;
 	return b;
 }
 
 void nbd_buf_put(struct nbd_conn *c, void *buf, unsigned cls)
 {
-	struct nbd_pool *pool = &c->s->pool;
-	uint64_t size = class_size(cls);
-
-	c->buf_bytes -= size;
-	if (pool->idle_bytes + size > NBD_POOL_KEEP) {
-		free(buf);
-		return;
-	}
-	memcpy(buf, &pool->free[cls], sizeof(void *));
-	pool->free[cls] = buf;
-	pool->idle_bytes += size;
-}
-
-static void pool_drain(struct nbd_pool *pool)
-{
-	for (unsigned k = 0; k < NBD_POOL_CLASSES; k++)
-		while (pool->free[k]) {
-			void *b = pool->free[k];
-			memcpy(&pool->free[k], b, sizeof(void *));
-			free(b);
-		}
-	pool->idle_bytes = 0;
+	c->buf_bytes -= bufpool_class_size(cls);
+	bufpool_put(&c->s->pool, buf, cls);
 }
 
 /* ---- slots and output ------------------------------------------------------------------- */
@@ -731,6 +690,7 @@ int nbd_server_new(struct evloop *loop, const struct nbd_server_opts *o, struct 
 		return ulvm_error(-ENOMEM, "nbd: out of memory");
 	s->loop = loop;
 	s->o = *o;
+	s->pool.keep = NBD_POOL_KEEP;
 	if (!s->o.max_inflight)
 		s->o.max_inflight = NBD_DEFAULT_SLOTS;
 	s->o.max_inflight = MIN(s->o.max_inflight, NBD_MAX_SLOTS);
@@ -800,7 +760,7 @@ void nbd_server_free(struct nbd_server *s)
 		conn_free(s->conns);
 	}
 	evloop_after_del(s->loop, server_after, s);
-	pool_drain(&s->pool);
+	bufpool_drain(&s->pool);
 	if (!s->conns)
 		free(s);
 }

@@ -15,20 +15,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bufpool.h"
 #include "nbd.h"
 #include "nbd_proto.h"
 
-#define NBD_IN_BUF         (128u << 10)   /* input buffer of a connection */
-#define NBD_OPT_MAX        (16u << 10)    /* longest option payload parsed; longer: ERR_TOO_BIG */
-#define NBD_DIRECT_MIN     (16u << 10)    /* payload left from which recv goes to the request */
-#define NBD_SMALL_READ     4096u          /* input read at a time while large writes stream in */
-#define NBD_POOL_MIN_SHIFT 12             /* buffer classes: 4 KiB ... */
-#define NBD_POOL_CLASSES   14             /* ... 32 MiB */
-#define NBD_POOL_KEEP      (128ull << 20) /* idle buffer bytes the pool keeps */
-#define NBD_BUF_BUDGET     (256ull << 20) /* buffer bytes in use before a connection stops reading */
-#define NBD_SNDBUF         (4 << 20)      /* socket send buffer asked for */
-#define NBD_DEFAULT_SLOTS  64u
-#define NBD_MAX_SLOTS      4096u
+#define NBD_IN_BUF        (128u << 10)   /* input buffer of a connection */
+#define NBD_OPT_MAX       (16u << 10)    /* longest option payload parsed; longer: ERR_TOO_BIG */
+#define NBD_DIRECT_MIN    (16u << 10)    /* payload left from which recv goes to the request */
+#define NBD_SMALL_READ    4096u          /* input read at a time while large writes stream in */
+#define NBD_POOL_KEEP     (128ull << 20) /* idle buffer bytes the pool keeps */
+#define NBD_BUF_BUDGET    (256ull << 20) /* buffer bytes in use before a connection stops reading */
+#define NBD_SNDBUF        (4 << 20)      /* socket send buffer asked for */
+#define NBD_DEFAULT_SLOTS 64u
+#define NBD_MAX_SLOTS     4096u
 
 enum nbd_state {
 	NS_CLIENT_FLAGS, /* waiting for the client's 32-bit flags */
@@ -67,12 +66,6 @@ struct nbd_req {
 	uint32_t data_len; /* reply bytes from buf after the header */
 	uint64_t sent;     /* reply bytes already sent */
 	uint8_t hdr[96];   /* reply header; a structured error carries its message here */
-};
-
-/* Idle data buffers of one server, by power-of-two class. */
-struct nbd_pool {
-	void *free[NBD_POOL_CLASSES]; /* free lists, linked through each buffer's first bytes */
-	uint64_t idle_bytes;
 };
 
 struct nbd_conn {
@@ -131,7 +124,7 @@ struct nbd_server {
 	struct nbd_conn *conns;
 	struct nbd_conn *dirty;
 	unsigned nconns;
-	struct nbd_pool pool;
+	struct bufpool pool;
 };
 
 /* ---- nbd.c: connection services for the parsers ---- */
