@@ -14,6 +14,7 @@
 #include "../export/nbd.h"
 #include "../util/util.h"
 #include "control.h"
+#include "mounts.h"
 #include "../evloop/evloop.h"
 
 #define MAX_REQUEST (16u << 20)
@@ -22,6 +23,9 @@ struct ulvmd {
 	struct ulvm_ctx *ctx;
 	struct evloop *loop;
 	struct nbd_server *nbd;
+	struct mounts *mounts;
+	bool exit_when_idle;
+	struct evloop_timer idle_timer;
 	int listen_fd;
 	struct control_conn *conns;
 	char control_path[4096];
@@ -165,26 +169,91 @@ static int nbd_lookup(void *arg, const char *name, struct nbd_export_info *out)
 	return 0;
 }
 
-static void nbd_list(void *arg, void (*add)(void *cookie, const char *name, const char *desc),
-                     void *cookie)
+/* Call `fn` for each usable active device (find_dev: stale ones left out, ones not held yet
+ * taken over). */
+static void each_dev(struct ulvmd *d,
+                     void (*fn)(void *cookie, const char *name, struct ulvm_dev *dev), void *cookie)
 {
-	struct ulvmd *d = arg;
 	const char **names;
 	size_t n;
+	int r;
 
 	if (ulvm_active_list(&names, &n))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		char vg[256], lv[256], vglv[520];
-		if (!ulvm_dev_find(d->ctx, names[i]))
-			continue;
-		if (ulvm_dm_name_split(names[i], vg, sizeof(vg), lv, sizeof(lv)))
-			snprintf(vglv, sizeof(vglv), "%s/%s", vg, lv);
-		else
-			snprintf(vglv, sizeof(vglv), "%s", names[i]);
-		add(cookie, vglv, names[i]);
+		struct ulvm_dev *dev = find_dev(d, names[i], &r);
+		if (dev)
+			fn(cookie, names[i], dev);
 	}
 	ulvm_active_list_free(names, n);
+}
+
+struct nbd_list_cb {
+	void (*add)(void *cookie, const char *name, const char *desc);
+	void *cookie;
+};
+
+static void nbd_list_one(void *cookie, const char *name, struct ulvm_dev *dev)
+{
+	struct nbd_list_cb *cb = cookie;
+	char vg[256], lv[256], vglv[520];
+
+	(void)dev;
+	if (ulvm_dm_name_split(name, vg, sizeof(vg), lv, sizeof(lv)))
+		snprintf(vglv, sizeof(vglv), "%s/%s", vg, lv);
+	else
+		snprintf(vglv, sizeof(vglv), "%s", name);
+	cb->add(cb->cookie, vglv, name);
+}
+
+static void nbd_list(void *arg, void (*add)(void *cookie, const char *name, const char *desc),
+                     void *cookie)
+{
+	struct nbd_list_cb cb = {add, cookie};
+
+	each_dev(arg, nbd_list_one, &cb);
+}
+
+/* ---- FUSE mounts: the daemon's devices of LVs, as VG and LV ---- */
+
+struct fuse_list_cb {
+	void (*add)(void *cookie, const char *vg, const char *lv, struct ulvm_dev *dev);
+	void *cookie;
+};
+
+static void fuse_list_one(void *cookie, const char *name, struct ulvm_dev *dev)
+{
+	struct fuse_list_cb *cb = cookie;
+	char vg[256], lv[256];
+
+	if (ulvm_dm_name_split(name, vg, sizeof(vg), lv, sizeof(lv))) /* not VG-LV-real */
+		cb->add(cb->cookie, vg, lv, dev);
+}
+
+static void fuse_list(void *arg,
+                      void (*add)(void *cookie, const char *vg, const char *lv,
+                                  struct ulvm_dev *dev),
+                      void *cookie)
+{
+	struct fuse_list_cb cb = {add, cookie};
+
+	each_dev(arg, fuse_list_one, &cb);
+}
+
+/* A daemon that `ulvm mount` started for itself ends once nothing uses it. */
+static void check_idle(void *arg)
+{
+	struct ulvmd *d = arg;
+
+	if (d->exit_when_idle && !mounts_count(d->mounts) &&
+	    (!d->nbd || !nbd_server_conn_count(d->nbd)))
+		*d->stop = 1;
+}
+
+static void idle_tick(void *arg, uint32_t events)
+{
+	(void)events;
+	check_idle(arg);
 }
 
 /* ---- control requests ---- */
@@ -212,6 +281,8 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 		ulvm_active_list_free(names, n);
 		return 0;
 	}
+	if (mounts_verb(verb))
+		return mounts_request(d->mounts, verb, payload, reply);
 	if (!strcmp(verb, "create")) {
 		/* An optional first line "uuid U", then the table. */
 		char uuid[ULVM_DM_UUID_LEN];
@@ -486,6 +557,8 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 	stop_flag = 0;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	if (o && o->exit_when_idle)
+		sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (o && o->control_path)
 		snprintf(d.control_path, sizeof(d.control_path), "%s", o->control_path);
@@ -524,11 +597,37 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 				goto out;
 		}
 	}
+	{
+		struct mounts_env me = {.ctx = ctx,
+		                        .loop = d.loop,
+		                        .list = fuse_list,
+		                        .changed = check_idle,
+		                        .arg = &d};
+		if ((r = mounts_new(&me, &d.mounts)))
+			goto out;
+	}
+	if (o && o->mount_request) {
+		struct strbuf warnings;
+		sb_init(&warnings);
+		r = mounts_request(d.mounts, "mount", o->mount_request, &warnings);
+		if (warnings.len)
+			fputs(warnings.buf, stderr);
+		sb_free(&warnings);
+		if (r)
+			goto out;
+	}
+	if (o && o->exit_when_idle) {
+		d.exit_when_idle = true;
+		evloop_timer_init(&d.idle_timer, idle_tick, &d);
+		evloop_timer_arm(d.loop, &d.idle_timer, 1000000000ull, 1000000000ull);
+	}
 	if (ready)
 		ready(arg);
 	r = evloop_run(d.loop, &stop_flag);
 out:
 	/* Clean shutdown: clients first (their I/O completes), then flush every device. */
+	mounts_free(d.mounts);
+	d.mounts = NULL;
 	nbd_server_free(d.nbd);
 	{
 		const char **names;

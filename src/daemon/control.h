@@ -5,6 +5,7 @@
  *
  *   create NAME <table>   load NAME <table>   suspend NAME   resume NAME   remove NAME
  *   info NAME   table NAME   status NAME   message NAME <text>   list   ping   shutdown
+ *   mount   umount   mounts   (FUSE: daemon/mounts.h)
  *
  * Each request is "VERB NAME LEN\n" and LEN bytes of payload; each answer "OK LEN\n" or
  * "ERR -ERRNO LEN\n" and LEN bytes. The ulvm commands use it through ulvm_control_call()
@@ -23,6 +24,11 @@ struct ulvmd_opts {
 	const char *nbd_tcp;      /* "HOST:PORT" or NULL */
 	bool nbd_readonly;
 	bool no_nbd;
+	/* A FUSE mount to make before listening is reported ready (daemon/mounts.h, verb
+	 * "mount"), or NULL; with exit_when_idle the daemon ends (also on SIGHUP) once it
+	 * has no mount and no NBD connection: `ulvm mount` starts such a one. */
+	const char *mount_request;
+	bool exit_when_idle;
 };
 
 /* Run until SIGTERM/SIGINT or a "shutdown" request; on the way out every device is flushed

@@ -1,0 +1,1380 @@
+/*
+ * The FUSE export: a libfuse3 low-level session on the daemon's event loop.
+ *
+ * The name space: inode 1 is the root, each VG and each LV gets an inode number the first
+ * time it is looked up, kept for the mount's life (numbers are never reused, so the
+ * kernel's forgets can be ignored). Nothing is cached in the kernel (timeouts 0): every
+ * lookup and getattr resolves the name against the daemon's current device list.
+ *
+ * The data path: an operation (struct fx_op) is one FUSE request in flight. Reads are read
+ * into a pooled, sector-aligned buffer and answered from it; writes are copied into one
+ * (libfuse reuses its receive buffer) and written; a write with a partial sector at either
+ * end first reads those sectors, merges and writes whole sectors, under a per-device lock
+ * that orders such writes (two at once could each put back the other's old bytes);
+ * fallocate zeroes its unaligned edges that way, one piece after the other, and the whole
+ * sectors between with WRITE_ZEROES. Completions run from the loop's engine step and
+ * answer at once.
+ *
+ * Lifetime: an open file holds its device and counts its operations in flight; a release
+ * that arrives while some are still running (or a flush is due) finishes when they are
+ * done. When the kernel ends the session (fusermount3 -u, umount, an abort), the export
+ * stops reading, lets what is in flight finish, then tells its owner, who frees it.
+ */
+#define FUSE_USE_VERSION 35
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../util/util.h"
+#include "bufpool.h"
+#include "fuse_export.h"
+
+#define FX_MAX_IO         (1u << 20) /* largest read or write request asked for */
+#define FX_MAX_BACKGROUND 128u       /* asynchronous requests the kernel keeps in flight */
+#define FX_POOL_KEEP      (64ull << 20)
+#define FX_RECV_BATCH     64    /* requests read per readiness event */
+#define FX_EDGE_SIZE      8192u /* two sectors of up to 4 KiB: read-modify-write */
+
+enum node_kind { NODE_ROOT, NODE_VG, NODE_LV };
+
+struct fx_op;
+
+struct node {
+	fuse_ino_t ino;
+	enum node_kind kind;
+	char *vg, *lv; /* VG: vg; LV: both */
+	struct timespec mtime;
+	bool dirty;    /* written since its last flush */
+	bool rmw_busy; /* a read-modify-write is running; others wait in the queue */
+	struct fx_op *rmw_head, **rmw_tail;
+};
+
+struct fx_file {
+	struct fuse_export *fx;
+	struct node *n;
+	struct ulvm_dev *dev; /* held while the file is open */
+	unsigned inflight;
+	fuse_req_t release; /* the release waiting for inflight to reach 0 */
+	bool release_flushed;
+	struct fx_file *prev, *next;
+};
+
+enum op_kind { OP_READ, OP_WRITE, OP_ZERO, OP_FLUSH };
+
+struct fx_op {
+	struct fuse_export *fx;
+	fuse_req_t req; /* NULL: a flush of a release (the file answers) */
+	struct fx_file *f;
+	enum op_kind kind;
+	uint64_t off, len;   /* the piece in work, bytes */
+	uint64_t start, end; /* its extent in whole sectors */
+	uint64_t zoff, zend; /* OP_ZERO: the range asked for; pieces are done in turn */
+	unsigned zstep;
+	bool no_unmap;
+	bool rmw;       /* holds its node's read-modify-write lock */
+	unsigned wstep; /* WRITE, OP_ZERO pieces: W_* */
+	void *buf, *edge;
+	unsigned buf_cls, edge_cls;
+	unsigned pending; /* I/Os in flight */
+	int err;
+	size_t reply_len; /* WRITE: bytes reported written */
+	struct ulvm_io io[2];
+	struct fx_op *next; /* the node's RMW queue, or the free list */
+};
+
+struct fuse_export {
+	struct evloop *loop;
+	struct ulvm_ctx *ctx;
+	struct fuse_export_ops ops;
+	struct fuse_session *se;
+	int fd;
+	char *dir;
+	char **vgs;
+	size_t nvgs;
+	bool readonly, allow_other;
+	uid_t uid;
+	gid_t gid;
+	struct timespec mount_time;
+	struct node **nodes; /* nodes[i] has inode number i + 1 */
+	size_t nnodes;
+	struct fx_file *files;
+	unsigned nfiles;
+	struct dirlist *dirs; /* freed with the mount if no releasedir comes */
+	unsigned inflight; /* operations in flight */
+	struct fx_op *free_ops;
+	struct bufpool pool;
+	struct fuse_buf rbuf; /* libfuse's receive buffer, reused */
+	bool ended;           /* the session is over: no more requests */
+	bool told;            /* the owner has been told */
+	struct evloop_work tell;
+};
+
+/* ---- libfuse's messages --------------------------------------------------------------- */
+
+/* libfuse reports option and mount errors through its log function: kept here (one line)
+ * so that the error value names them. The daemon is one thread. */
+static char fuse_msg[512];
+
+static void fuse_log_to_buf(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	if (level > FUSE_LOG_ERR)
+		return;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && (line[n - 1] == '\n' || line[n - 1] == ' '))
+		line[--n] = '\0';
+	if (!n)
+		return;
+	snprintf(fuse_msg + strlen(fuse_msg), sizeof(fuse_msg) - strlen(fuse_msg), "%s%s",
+	         fuse_msg[0] ? "; " : "", line);
+}
+
+/* ---- nodes and the device list -------------------------------------------------------- */
+
+static struct node *node_of(struct fuse_export *fx, fuse_ino_t ino)
+{
+	return ino >= 1 && ino <= fx->nnodes ? fx->nodes[ino - 1] : NULL;
+}
+
+static struct node *node_get(struct fuse_export *fx, enum node_kind kind, const char *vg,
+                             const char *lv)
+{
+	struct node *n, **nv;
+
+	for (size_t i = 0; i < fx->nnodes; i++) {
+		n = fx->nodes[i];
+		if (n->kind == kind && (!vg || !strcmp(n->vg, vg)) && (!lv || !strcmp(n->lv, lv)))
+			return n;
+	}
+	if (!(n = calloc(1, sizeof(*n))) ||
+	    !(nv = realloc(fx->nodes, (fx->nnodes + 1) * sizeof(*nv))) ||
+	    (vg && !(n->vg = strdup(vg))) || (lv && !(n->lv = strdup(lv)))) {
+		if (n) {
+			free(n->vg);
+			free(n);
+		}
+		return NULL;
+	}
+	fx->nodes = nv;
+	n->kind = kind;
+	n->ino = fx->nnodes + 1;
+	n->mtime = fx->mount_time;
+	n->rmw_tail = &n->rmw_head;
+	fx->nodes[fx->nnodes++] = n;
+	return n;
+}
+
+static bool vg_selected(const struct fuse_export *fx, const char *vg)
+{
+	if (!fx->nvgs)
+		return true;
+	for (size_t i = 0; i < fx->nvgs; i++)
+		if (!strcmp(fx->vgs[i], vg))
+			return true;
+	return false;
+}
+
+/* What a walk of the device list looks for, and finds. */
+struct scan {
+	struct fuse_export *fx;
+	const char *vg, *lv; /* NULL: any */
+	struct ulvm_dev *dev;
+	bool found;
+	/* listing: */
+	bool collect; /* the names (VGs, or LVs of vg) into names[] */
+	bool vgs_only;
+	char **names;
+	size_t nnames;
+	bool oom;
+	uint64_t bytes;
+	unsigned count;
+};
+
+static void scan_add(void *cookie, const char *vg, const char *lv, struct ulvm_dev *dev)
+{
+	struct scan *s = cookie;
+	const char *name;
+	char **nv;
+
+	if (!vg_selected(s->fx, vg) || (s->vg && strcmp(s->vg, vg)))
+		return;
+	s->bytes += ulvm_dev_size(dev);
+	s->count++;
+	if (s->lv && !strcmp(s->lv, lv)) {
+		s->dev = dev;
+		s->found = true;
+	}
+	if (s->vg && !s->lv)
+		s->found = true;
+	if (!s->collect)
+		return;
+	name = s->vgs_only ? vg : lv;
+	for (size_t i = 0; i < s->nnames; i++)
+		if (!strcmp(s->names[i], name))
+			return;
+	if (!(nv = realloc(s->names, (s->nnames + 1) * sizeof(*nv))) ||
+	    !(nv[s->nnames] = strdup(name))) {
+		if (nv)
+			s->names = nv;
+		s->oom = true;
+		return;
+	}
+	s->names = nv;
+	s->nnames++;
+}
+
+static void scan_run(struct fuse_export *fx, struct scan *s)
+{
+	s->fx = fx;
+	fx->ops.list(fx->ops.arg, scan_add, s);
+}
+
+static void scan_free(struct scan *s)
+{
+	for (size_t i = 0; i < s->nnames; i++)
+		free(s->names[i]);
+	free(s->names);
+}
+
+/* The device of an LV node now; NULL when it is not active (any more). */
+static struct ulvm_dev *node_dev(struct fuse_export *fx, const struct node *n)
+{
+	struct scan s = {.vg = n->vg, .lv = n->lv};
+
+	scan_run(fx, &s);
+	return s.dev;
+}
+
+/* Whether a VG node exists now: named on the command line, or with an active LV. */
+static bool vg_exists(struct fuse_export *fx, const char *vg)
+{
+	struct scan s = {.vg = vg};
+
+	for (size_t i = 0; i < fx->nvgs; i++)
+		if (!strcmp(fx->vgs[i], vg))
+			return true;
+	scan_run(fx, &s);
+	return s.found;
+}
+
+static void fill_stat(struct fuse_export *fx, const struct node *n, struct ulvm_dev *dev,
+                      struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_uid = fx->uid;
+	st->st_gid = fx->gid;
+	st->st_atim = st->st_mtim = st->st_ctim = fx->mount_time;
+	if (n->kind == NODE_LV) {
+		uint64_t size = dev ? ulvm_dev_size(dev) : 0;
+		st->st_mode = S_IFREG | (fx->readonly ? 0400 : 0600);
+		st->st_nlink = 1;
+		st->st_size = (off_t)size;
+		st->st_blocks = (blkcnt_t)(size / 512);
+		st->st_blksize = 4096;
+		st->st_mtim = st->st_ctim = n->mtime;
+	} else {
+		st->st_mode = S_IFDIR | (fx->allow_other ? 0755 : 0700);
+		st->st_nlink =
+		    n->kind == NODE_ROOT ? 1 : 2; /* 1: "not counted", as find(1) knows */
+	}
+}
+
+/* ---- name space operations -------------------------------------------------------------- */
+
+static struct fuse_export *fx_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static void reply_entry(fuse_req_t req, struct fuse_export *fx, struct node *n,
+                        struct ulvm_dev *dev)
+{
+	struct fuse_entry_param e = {.ino = n->ino}; /* timeouts 0: nothing cached */
+
+	fill_stat(fx, n, dev, &e.attr);
+	fuse_reply_entry(req, &e);
+}
+
+static void fx_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct node *p = node_of(fx, parent), *n;
+	struct ulvm_dev *dev = NULL;
+
+	if (!p || p->kind == NODE_LV) {
+		fuse_reply_err(req, p ? ENOTDIR : ENOENT);
+		return;
+	}
+	if (p->kind == NODE_ROOT) {
+		if (!vg_exists(fx, name)) {
+			fuse_reply_err(req, ENOENT);
+			return;
+		}
+		n = node_get(fx, NODE_VG, name, NULL);
+	} else {
+		struct scan s = {.vg = p->vg, .lv = name};
+		scan_run(fx, &s);
+		if (!(dev = s.dev)) {
+			fuse_reply_err(req, ENOENT);
+			return;
+		}
+		n = node_get(fx, NODE_LV, p->vg, name);
+	}
+	if (!n)
+		fuse_reply_err(req, ENOMEM);
+	else
+		reply_entry(req, fx, n, dev);
+}
+
+static void fx_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	(void)ino;
+	(void)nlookup;
+	fuse_reply_none(req); /* nodes live as long as the mount */
+}
+
+/* The node of `ino` as it is now: ENOENT when its LV or VG is gone. */
+static int resolve(struct fuse_export *fx, fuse_ino_t ino, struct node **np, struct ulvm_dev **devp)
+{
+	struct node *n = node_of(fx, ino);
+
+	*devp = NULL;
+	*np = n;
+	if (!n)
+		return ENOENT;
+	if (n->kind == NODE_LV)
+		return (*devp = node_dev(fx, n)) ? 0 : ENOENT;
+	if (n->kind == NODE_VG && !vg_exists(fx, n->vg))
+		return ENOENT;
+	return 0;
+}
+
+static void fx_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct fx_file *f = fi ? (struct fx_file *)(uintptr_t)fi->fh : NULL;
+	struct node *n;
+	struct ulvm_dev *dev;
+	struct stat st;
+	int e;
+
+	if (f && f->n->ino == ino) { /* fstat of an open file: its device, held */
+		fill_stat(fx, f->n, f->dev, &st);
+		fuse_reply_attr(req, &st, 0);
+		return;
+	}
+	if ((e = resolve(fx, ino, &n, &dev))) {
+		fuse_reply_err(req, e);
+		return;
+	}
+	fill_stat(fx, n, dev, &st);
+	fuse_reply_attr(req, &st, 0);
+}
+
+static void fx_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct fx_file *f = fi ? (struct fx_file *)(uintptr_t)fi->fh : NULL;
+	struct node *n;
+	struct ulvm_dev *dev;
+	struct stat st;
+	int e;
+
+	if (f && f->n->ino == ino) {
+		n = f->n;
+		dev = f->dev;
+	} else if ((e = resolve(fx, ino, &n, &dev))) {
+		fuse_reply_err(req, e);
+		return;
+	}
+	if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (n->kind != NODE_LV) {
+			fuse_reply_err(req, EISDIR);
+			return;
+		}
+		/* The size is the volume's: only "truncate" to it succeeds. */
+		if (attr->st_size < 0 || (uint64_t)attr->st_size != ulvm_dev_size(dev)) {
+			fuse_reply_err(req, EINVAL);
+			return;
+		}
+	}
+	/* Times: touch works; the times stay the volume's own. */
+	fill_stat(fx, n, dev, &st);
+	fuse_reply_attr(req, &st, 0);
+}
+
+static void fx_eperm_entry(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	(void)parent;
+	(void)name;
+	(void)mode;
+	fuse_reply_err(req, EPERM);
+}
+
+static void fx_eperm_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                           dev_t rdev)
+{
+	(void)rdev;
+	fx_eperm_entry(req, parent, name, mode);
+}
+
+static void fx_eperm_name(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fx_eperm_entry(req, parent, name, 0);
+}
+
+static void fx_eperm_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+                            fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	(void)newparent;
+	(void)newname;
+	(void)flags;
+	fx_eperm_entry(req, parent, name, 0);
+}
+
+static void fx_eperm_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                            struct fuse_file_info *fi)
+{
+	(void)fi;
+	fx_eperm_entry(req, parent, name, mode);
+}
+
+/* A directory handle is its listing, built at opendir, served by offset. */
+struct dirlist {
+	char *buf;
+	size_t len;
+	struct dirlist *prev, *next; /* the mount's open directories */
+};
+
+static int dir_add(fuse_req_t req, struct dirlist *d, const char *name, fuse_ino_t ino, mode_t type)
+{
+	struct stat st = {.st_ino = ino, .st_mode = type};
+	size_t n = fuse_add_direntry(req, NULL, 0, name, NULL, 0);
+	char *nb = realloc(d->buf, d->len + n);
+
+	if (!nb)
+		return ENOMEM;
+	d->buf = nb;
+	fuse_add_direntry(req, d->buf + d->len, n, name, &st, (off_t)(d->len + n));
+	d->len += n;
+	return 0;
+}
+
+static void dir_free(struct fuse_export *fx, struct dirlist *d)
+{
+	if (d->prev)
+		d->prev->next = d->next;
+	else
+		fx->dirs = d->next;
+	if (d->next)
+		d->next->prev = d->prev;
+	free(d->buf);
+	free(d);
+}
+
+static void fx_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct dirlist *d;
+	struct node *n;
+	struct ulvm_dev *dev;
+	struct scan s = {0};
+	int e;
+
+	if ((e = resolve(fx, ino, &n, &dev))) {
+		fuse_reply_err(req, e);
+		return;
+	}
+	if (n->kind == NODE_LV) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	if (!(d = calloc(1, sizeof(*d)))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	e = dir_add(req, d, ".", n->ino, S_IFDIR);
+	if (!e)
+		e = dir_add(req, d, "..", 1, S_IFDIR);
+	s.vgs_only = n->kind == NODE_ROOT;
+	s.vg = n->kind == NODE_VG ? n->vg : NULL;
+	s.collect = true;
+	/* The root: the VGs named on the command line (each has its directory), else each VG
+	 * with an active LV. */
+	for (size_t i = 0; !e && s.vgs_only && i < fx->nvgs; i++) {
+		struct node *v = node_get(fx, NODE_VG, fx->vgs[i], NULL);
+		e = v ? dir_add(req, d, v->vg, v->ino, S_IFDIR) : ENOMEM;
+	}
+	if (!e && !(s.vgs_only && fx->nvgs)) {
+		scan_run(fx, &s);
+		e = s.oom ? ENOMEM : 0;
+		for (size_t i = 0; !e && i < s.nnames; i++) {
+			struct node *c = s.vgs_only ? node_get(fx, NODE_VG, s.names[i], NULL)
+			                            : node_get(fx, NODE_LV, n->vg, s.names[i]);
+			e = c ? dir_add(req, d, s.names[i], c->ino, s.vgs_only ? S_IFDIR : S_IFREG)
+			      : ENOMEM;
+		}
+		scan_free(&s);
+	}
+	if (e) {
+		free(d->buf);
+		free(d);
+		fuse_reply_err(req, e);
+		return;
+	}
+	fi->fh = (uintptr_t)d;
+	d->next = fx->dirs;
+	if (fx->dirs)
+		fx->dirs->prev = d;
+	fx->dirs = d;
+	if (fuse_reply_open(req, fi) == -ENOENT) /* interrupted: no releasedir will come */
+		dir_free(fx, d);
+}
+
+static void fx_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+	struct dirlist *d = (struct dirlist *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	if (off < 0 || (size_t)off >= d->len)
+		fuse_reply_buf(req, NULL, 0);
+	else
+		fuse_reply_buf(req, d->buf + off, MIN(size, d->len - (size_t)off));
+}
+
+static void fx_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct dirlist *d = (struct dirlist *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	dir_free(fx_of(req), d);
+	fuse_reply_err(req, 0);
+}
+
+static void fx_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct scan s = {0};
+	struct statvfs sv = {0};
+
+	(void)ino;
+	scan_run(fx, &s);
+	/* Every block belongs to a volume: nothing is free, nothing can be created. */
+	sv.f_bsize = 4096;
+	sv.f_frsize = 4096;
+	sv.f_blocks = s.bytes / 4096;
+	sv.f_files = s.count;
+	sv.f_namemax = NAME_MAX;
+	if (fx->readonly)
+		sv.f_flag |= ST_RDONLY;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* ---- open files ------------------------------------------------------------------------ */
+
+static void file_free(struct fx_file *f);
+
+static void fx_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct fx_file *f;
+	struct node *n;
+	struct ulvm_dev *dev;
+	int e;
+
+	if ((e = resolve(fx, ino, &n, &dev))) {
+		fuse_reply_err(req, e);
+		return;
+	}
+	if (n->kind != NODE_LV) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if (fx->readonly && (fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (!(f = calloc(1, sizeof(*f)))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	f->fx = fx;
+	f->n = n;
+	f->dev = dev;
+	ulvm_dev_hold(dev);
+	f->next = fx->files;
+	if (fx->files)
+		fx->files->prev = f;
+	fx->files = f;
+	fx->nfiles++;
+	fi->fh = (uintptr_t)f;
+	fi->direct_io = 1; /* no page cache: the other exports' writes are seen at once */
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi) == -ENOENT) /* interrupted: no release will come */
+		file_free(f);
+}
+
+static void file_free(struct fx_file *f)
+{
+	struct fuse_export *fx = f->fx;
+
+	if (f->prev)
+		f->prev->next = f->next;
+	else
+		fx->files = f->next;
+	if (f->next)
+		f->next->prev = f->prev;
+	fx->nfiles--;
+	ulvm_dev_unhold(f->dev);
+	free(f);
+}
+
+/* ---- operations in flight -------------------------------------------------------------- */
+
+static void op_step(struct fx_op *op);
+static void start_flush(struct fx_op *op);
+
+/* The states of a write piece (WRITE, and OP_ZERO's partial edges). */
+enum { W_LOCK, W_READ_EDGES, W_MERGE_WRITE };
+
+static struct fx_op *op_new(struct fuse_export *fx, fuse_req_t req, struct fx_file *f,
+                            enum op_kind kind)
+{
+	struct fx_op *op = fx->free_ops;
+
+	if (op)
+		fx->free_ops = op->next;
+	else if (!(op = malloc(sizeof(*op))))
+		return NULL;
+	memset(op, 0, sizeof(*op));
+	op->fx = fx;
+	op->req = req;
+	op->f = f;
+	op->kind = kind;
+	fx->inflight++;
+	f->inflight++;
+	return op;
+}
+
+static void file_release_done(struct fx_file *f);
+
+static void op_free(struct fx_op *op)
+{
+	struct fuse_export *fx = op->fx;
+	struct fx_file *f = op->f;
+
+	if (op->buf)
+		bufpool_put(&fx->pool, op->buf, op->buf_cls);
+	if (op->edge)
+		bufpool_put(&fx->pool, op->edge, op->edge_cls);
+	op->next = fx->free_ops;
+	fx->free_ops = op;
+	fx->inflight--;
+	if (!--f->inflight && f->release)
+		file_release_done(f);
+	if (fx->ended && !fx->inflight && !fx->told)
+		evloop_defer(fx->loop, &fx->tell);
+}
+
+static int op_buf(struct fx_op *op, uint64_t len)
+{
+	op->buf_cls = bufpool_class((uint32_t)len);
+	op->buf = bufpool_get(&op->fx->pool, op->buf_cls);
+	return op->buf ? 0 : -ENOMEM;
+}
+
+static void io_done(struct ulvm_io *io, int result)
+{
+	struct fx_op *op = io->private;
+
+	if (result && !op->err)
+		op->err = result;
+	if (!--op->pending)
+		op_step(op);
+}
+
+static void submit(struct fx_op *op, int i, enum ulvm_io_op kind, uint64_t off, uint64_t len,
+                   void *buf, unsigned flags)
+{
+	struct ulvm_io *io = &op->io[i];
+	int r;
+
+	*io = (struct ulvm_io){.op = kind,
+	                       .flags = flags,
+	                       .offset = off,
+	                       .length = len,
+	                       .buf = buf,
+	                       .done = io_done,
+	                       .private = op};
+	op->pending++;
+	if ((r = ulvm_dev_submit(op->f->dev, io))) {
+		/* refused before it started: complete it like a failed I/O, but not from
+		 * inside this call (the caller may still be setting up its second I/O) */
+		op->pending--;
+		if (!op->err)
+			op->err = r;
+	}
+}
+
+/* Let the next read-modify-write of the node go (it waited for the lock). */
+static void rmw_unlock(struct fx_op *op)
+{
+	struct node *n = op->f->n;
+	struct fx_op *next = n->rmw_head;
+
+	if (!op->rmw)
+		return;
+	op->rmw = false;
+	n->rmw_busy = false;
+	if (!next)
+		return;
+	n->rmw_head = next->next;
+	if (!n->rmw_head)
+		n->rmw_tail = &n->rmw_head;
+	next->next = NULL;
+	n->rmw_busy = true;
+	next->rmw = true;
+	op_step(next); /* its step W_LOCK: read its edges */
+}
+
+/* Answer the request of a finished operation (or of the piece sequence it ran). */
+static void op_finish(struct fx_op *op)
+{
+	int e = op->err < 0 ? -op->err : op->err;
+
+	rmw_unlock(op);
+	if (!op->req) { /* the flush of a release */
+		op->f->release_flushed = true;
+		op_free(op);
+		return;
+	}
+	if (e) {
+		fuse_reply_err(op->req, e);
+	} else if (op->kind == OP_READ) {
+		fuse_reply_buf(op->req, (const char *)op->buf + (op->off - op->start),
+		               (size_t)op->len);
+	} else if (op->kind == OP_WRITE) {
+		fuse_reply_write(op->req, op->reply_len);
+	} else {
+		fuse_reply_err(op->req, 0);
+	}
+	op_free(op);
+}
+
+/*
+ * A write piece: [off, off + len) with its data in op->buf at off - start. Whole sectors
+ * are written at once; with a partial edge sector the piece takes its node's lock (or
+ * queues for it), reads the partial sectors, merges them in and writes (op_step).
+ */
+static void write_piece(struct fx_op *op)
+{
+	struct node *n = op->f->n;
+
+	op->wstep = W_LOCK;
+	if (op->start == op->off && op->end == op->off + op->len) {
+		submit(op, 0, ULVM_IO_WRITE, op->start, op->end - op->start, op->buf, 0);
+		if (!op->pending)
+			op_step(op);
+		return;
+	}
+	if (n->rmw_busy) { /* rmw_unlock() of the one running starts it */
+		op->next = NULL;
+		*n->rmw_tail = op;
+		n->rmw_tail = &op->next;
+		return;
+	}
+	n->rmw_busy = true;
+	op->rmw = true;
+	op_step(op);
+}
+
+static void read_edges(struct fx_op *op)
+{
+	unsigned ss = ulvm_dev_sector_size(op->f->dev);
+	bool head = op->start != op->off, tail = op->end != op->off + op->len;
+	bool one = op->end - op->start == ss;
+
+	if (!op->edge) {
+		op->edge_cls = bufpool_class(FX_EDGE_SIZE);
+		if (!(op->edge = bufpool_get(&op->fx->pool, op->edge_cls))) {
+			op->err = -ENOMEM; /* op_step finishes it */
+			return;
+		}
+	}
+	if (head || (tail && one))
+		submit(op, 0, ULVM_IO_READ, op->start, ss, op->edge, 0);
+	if (tail && !one)
+		submit(op, 1, ULVM_IO_READ, op->end - ss, ss, (uint8_t *)op->edge + ss, 0);
+}
+
+static void merge_and_write(struct fx_op *op)
+{
+	unsigned ss = ulvm_dev_sector_size(op->f->dev);
+	uint8_t *b = op->buf, *e = op->edge;
+	uint64_t stop = op->off + op->len;
+	bool one = op->end - op->start == ss;
+
+	if (op->start != op->off)
+		memcpy(b, e, (size_t)(op->off - op->start));
+	if (op->end != stop) {
+		const uint8_t *tail = one ? e : e + ss;
+		uint64_t in = stop - (op->end - ss); /* where the kept bytes start in the sector */
+		memcpy(b + (stop - op->start), tail + in, (size_t)(op->end - stop));
+	}
+	submit(op, 0, ULVM_IO_WRITE, op->start, op->end - op->start, op->buf, 0);
+}
+
+/* OP_ZERO: set up its next piece (the partial head, the partial tail, the whole sectors
+ * between), or false when there is none left. */
+static bool zero_next_piece(struct fx_op *op)
+{
+	unsigned ss = ulvm_dev_sector_size(op->f->dev);
+	uint64_t a = round_up_u64(op->zoff, ss), b = op->zend / ss * ss;
+
+	for (;;) {
+		unsigned s = op->zstep++;
+		if (s == 0 && a > b) { /* inside one sector */
+			op->off = op->zoff;
+			op->len = op->zend - op->zoff;
+			op->zstep = 3;
+		} else if (s == 0 && op->zoff < a) {
+			op->off = op->zoff;
+			op->len = a - op->zoff;
+		} else if (s == 1 && b < op->zend && a <= b) {
+			op->off = b;
+			op->len = op->zend - b;
+		} else if (s == 2 && a < b) {
+			op->off = op->start = a;
+			op->len = b - a;
+			op->end = b;
+			return true;
+		} else if (s >= 3) {
+			return false;
+		} else {
+			continue;
+		}
+		op->start = op->off / ss * ss;
+		op->end = round_up_u64(op->off + op->len, ss);
+		return true;
+	}
+}
+
+static void zero_step(struct fx_op *op)
+{
+	if (op->err || !zero_next_piece(op)) {
+		op_finish(op);
+		return;
+	}
+	if (op->start == op->off && op->end == op->off + op->len) {
+		/* the whole sectors between the edges */
+		op->f->n->dirty = true;
+		submit(op, 0, ULVM_IO_WRITE_ZEROES, op->start, op->end - op->start, NULL,
+		       op->no_unmap ? ULVM_IO_NO_UNMAP : 0);
+		if (!op->pending)
+			op_step(op);
+		return;
+	}
+	if (op->buf) {
+		bufpool_put(&op->fx->pool, op->buf, op->buf_cls);
+		op->buf = NULL;
+	}
+	if (op_buf(op, op->end - op->start)) {
+		op->err = -ENOMEM;
+		op_finish(op);
+		return;
+	}
+	memset(op->buf, 0, (size_t)(op->end - op->start));
+	write_piece(op);
+}
+
+/* Called when an operation's I/Os (or its wait for the lock) are done: the next step. */
+static void op_step(struct fx_op *op)
+{
+	if (op->kind == OP_FLUSH && !op->err)
+		op->f->n->dirty = false;
+	if (op->kind == OP_READ || op->kind == OP_FLUSH || op->err) {
+		op_finish(op);
+		return;
+	}
+	if (op->rmw && op->wstep == W_LOCK) { /* the lock is ours: read the edges */
+		op->wstep = W_READ_EDGES;
+		read_edges(op);
+		if (!op->pending && !op->err)
+			op->err = -EIO; /* cannot happen: a partial piece has an edge */
+		if (!op->pending)
+			op_finish(op);
+		return;
+	}
+	if (op->rmw && op->wstep == W_READ_EDGES) {
+		op->wstep = W_MERGE_WRITE;
+		merge_and_write(op);
+		if (!op->pending)
+			op_finish(op);
+		return;
+	}
+	/* The piece is written. */
+	op->f->n->dirty = true;
+	clock_gettime(CLOCK_REALTIME, &op->f->n->mtime);
+	rmw_unlock(op);
+	if (op->kind == OP_ZERO)
+		zero_step(op);
+	else
+		op_finish(op);
+}
+
+static void fx_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct fx_file *f = (struct fx_file *)(uintptr_t)fi->fh;
+	uint64_t devsize = ulvm_dev_size(f->dev), pos = (uint64_t)off;
+	unsigned ss = ulvm_dev_sector_size(f->dev);
+	struct fx_op *op;
+
+	(void)ino;
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (pos >= devsize || !size) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (!(op = op_new(fx, req, f, OP_READ))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	op->off = pos;
+	op->len = MIN((uint64_t)size, devsize - pos);
+	op->start = pos / ss * ss;
+	op->end = round_up_u64(pos + op->len, ss);
+	if (op_buf(op, op->end - op->start)) {
+		op->err = -ENOMEM;
+		op_finish(op);
+		return;
+	}
+	submit(op, 0, ULVM_IO_READ, op->start, op->end - op->start, op->buf, 0);
+	if (!op->pending)
+		op_finish(op);
+}
+
+static void fx_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct fx_file *f = (struct fx_file *)(uintptr_t)fi->fh;
+	uint64_t devsize = ulvm_dev_size(f->dev), pos = (uint64_t)off;
+	unsigned ss = ulvm_dev_sector_size(f->dev);
+	struct fx_op *op;
+
+	(void)ino;
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (fx->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (!size) {
+		fuse_reply_write(req, 0);
+		return;
+	}
+	if (pos >= devsize) {
+		fuse_reply_err(req, ENOSPC); /* as a block device: nothing past the end */
+		return;
+	}
+	if (!(op = op_new(fx, req, f, OP_WRITE))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	op->off = pos;
+	op->len = MIN((uint64_t)size, devsize - pos);
+	op->reply_len = (size_t)op->len;
+	op->start = pos / ss * ss;
+	op->end = round_up_u64(pos + op->len, ss);
+	if (op_buf(op, op->end - op->start)) {
+		op->err = -ENOMEM;
+		op_finish(op);
+		return;
+	}
+	/* libfuse reuses the buffer `data` is in for the next request: copy it now. */
+	memcpy((uint8_t *)op->buf + (op->off - op->start), data, (size_t)op->len);
+	write_piece(op);
+}
+
+static void start_flush(struct fx_op *op)
+{
+	submit(op, 0, ULVM_IO_FLUSH, 0, 0, NULL, 0);
+	if (!op->pending)
+		op_finish(op);
+}
+
+static void flush_req(fuse_req_t req, struct fx_file *f, bool always)
+{
+	struct fx_op *op;
+
+	if (!always && !f->n->dirty) {
+		fuse_reply_err(req, 0);
+		return;
+	}
+	if (!(op = op_new(f->fx, req, f, OP_FLUSH))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	start_flush(op);
+}
+
+static void fx_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	flush_req(req, (struct fx_file *)(uintptr_t)fi->fh, false);
+}
+
+static void fx_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync;
+	flush_req(req, (struct fx_file *)(uintptr_t)fi->fh, true);
+}
+
+/* The release's work once nothing of the file is in flight: flush what it wrote, then
+ * let the device go and answer. */
+static void file_release_done(struct fx_file *f)
+{
+	fuse_req_t req = f->release;
+	struct fx_op *op;
+
+	if (f->n->dirty && !f->release_flushed && (op = op_new(f->fx, NULL, f, OP_FLUSH))) {
+		start_flush(op); /* its end calls us again */
+		return;
+	}
+	f->release = NULL;
+	file_free(f);
+	fuse_reply_err(req, 0);
+}
+
+static void fx_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fx_file *f = (struct fx_file *)(uintptr_t)fi->fh;
+
+	(void)ino;
+	f->release = req;
+	if (!f->inflight)
+		file_release_done(f);
+}
+
+static void fx_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+                         struct fuse_file_info *fi)
+{
+	struct fuse_export *fx = fx_of(req);
+	struct fx_file *f = (struct fx_file *)(uintptr_t)fi->fh;
+	uint64_t devsize = ulvm_dev_size(f->dev), pos = (uint64_t)off, n = (uint64_t)len, end;
+	struct fx_op *op;
+
+	(void)ino;
+	if (off < 0 || len <= 0 || add_overflows_u64(pos, n, &end)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE)) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (end > devsize) {
+		if (!(mode & FALLOC_FL_KEEP_SIZE)) {
+			fuse_reply_err(req, EINVAL); /* the size is fixed */
+			return;
+		}
+		if (pos >= devsize) {
+			fuse_reply_err(req, 0);
+			return;
+		}
+		end = devsize;
+	}
+	if (!(mode & (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE))) {
+		fuse_reply_err(req, 0); /* allocate: a volume is allocated throughout */
+		return;
+	}
+	if (fx->readonly) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (!(op = op_new(fx, req, f, OP_ZERO))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	op->zoff = pos;
+	op->zend = end;
+	op->no_unmap = (mode & FALLOC_FL_ZERO_RANGE) != 0;
+	zero_step(op);
+}
+
+/* ---- the session ------------------------------------------------------------------------ */
+
+static void fx_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	conn->max_write = FX_MAX_IO;
+	conn->max_background = FX_MAX_BACKGROUND;
+	conn->congestion_threshold = FX_MAX_BACKGROUND * 3 / 4;
+	/* Asynchronous direct I/O: aio and io_uring clients (and loop devices) get many
+	 * requests in flight instead of one per thread. */
+	if (conn->capable & FUSE_CAP_ASYNC_DIO)
+		conn->want |= FUSE_CAP_ASYNC_DIO;
+	/* O_TRUNC reaches open(), which ignores it (the size is the volume's). */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+	                          FUSE_CAP_SPLICE_MOVE | FUSE_CAP_WRITEBACK_CACHE);
+}
+
+static const struct fuse_lowlevel_ops fx_ops = {
+    .init = fx_init,
+    .lookup = fx_lookup,
+    .forget = fx_forget,
+    .getattr = fx_getattr,
+    .setattr = fx_setattr,
+    .mknod = fx_eperm_mknod,
+    .mkdir = fx_eperm_entry,
+    .unlink = fx_eperm_name,
+    .rmdir = fx_eperm_name,
+    .rename = fx_eperm_rename,
+    .open = fx_open,
+    .read = fx_read,
+    .write = fx_write,
+    .flush = fx_flush,
+    .release = fx_release,
+    .fsync = fx_fsync,
+    .opendir = fx_opendir,
+    .readdir = fx_readdir,
+    .releasedir = fx_releasedir,
+    .statfs = fx_statfs,
+    .create = fx_eperm_create,
+    .fallocate = fx_fallocate,
+};
+
+static void tell_owner(void *arg, uint32_t events)
+{
+	struct fuse_export *fx = arg;
+
+	(void)events;
+	if (fx->told || fx->inflight)
+		return;
+	fx->told = true;
+	if (fx->ops.ended)
+		fx->ops.ended(fx->ops.arg, fx);
+}
+
+/* The session is over (or broken): stop reading; the owner hears of it once nothing is in
+ * flight. */
+static void session_end(struct fuse_export *fx)
+{
+	if (fx->ended)
+		return;
+	fx->ended = true;
+	fuse_session_exit(fx->se); /* replies to a gone connection are not complained of */
+	evloop_del(fx->loop, fx->fd);
+	if (!fx->inflight)
+		evloop_defer(fx->loop, &fx->tell);
+}
+
+static void on_readable(void *arg, uint32_t events)
+{
+	struct fuse_export *fx = arg;
+
+	(void)events;
+	for (int i = 0; i < FX_RECV_BATCH && !fx->ended; i++) {
+		int r = fuse_session_receive_buf(fx->se, &fx->rbuf);
+		if (r == -EAGAIN || r == -EINTR)
+			return;
+		if (r <= 0 || fuse_session_exited(fx->se)) {
+			/* 0: unmounted (ENODEV); < 0: the device failed */
+			if (r < 0)
+				ulvm_warn("%s: FUSE session: %s", fx->dir, strerror(-r));
+			session_end(fx);
+			return;
+		}
+		fuse_session_process_buf(fx->se, &fx->rbuf);
+	}
+}
+
+/* What an export owns besides its session and files. */
+static void free_parts(struct fuse_export *fx)
+{
+	if (!fx)
+		return;
+	while (fx->free_ops) {
+		struct fx_op *op = fx->free_ops;
+		fx->free_ops = op->next;
+		free(op);
+	}
+	bufpool_drain(&fx->pool);
+	free(fx->rbuf.mem);
+	while (fx->dirs)
+		dir_free(fx, fx->dirs);
+	for (size_t i = 0; i < fx->nvgs; i++)
+		free(fx->vgs[i]);
+	free(fx->vgs);
+	for (size_t i = 0; i < fx->nnodes; i++) {
+		free(fx->nodes[i]->vg);
+		free(fx->nodes[i]->lv);
+		free(fx->nodes[i]);
+	}
+	free(fx->nodes);
+	free(fx->dir);
+	free(fx);
+}
+
+int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fuse_export_opts *o,
+                      const struct fuse_export_ops *ops, struct fuse_export **out)
+{
+	struct fuse_export *fx = calloc(1, sizeof(*fx));
+	struct strbuf opts;
+	char *argv[4] = {"ulvm", "-o", NULL, NULL};
+	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	int r, fl;
+
+	*out = NULL;
+	sb_init(&opts);
+	if (!fx || !(fx->dir = strdup(o->dir)) ||
+	    (o->nvgs && !(fx->vgs = calloc(o->nvgs, sizeof(char *))))) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < o->nvgs; i++)
+		if (!(fx->vgs[fx->nvgs++] = strdup(o->vgs[i]))) {
+			r = ulvm_error(-ENOMEM, "out of memory");
+			goto fail;
+		}
+	fx->loop = loop;
+	fx->ctx = ctx;
+	fx->ops = *ops;
+	fx->fd = -1;
+	fx->readonly = o->readonly;
+	fx->allow_other = o->allow_other;
+	fx->uid = o->uid;
+	fx->gid = o->gid;
+	fx->pool.keep = FX_POOL_KEEP;
+	clock_gettime(CLOCK_REALTIME, &fx->mount_time);
+	evloop_work_init(&fx->tell, tell_owner, fx);
+	if (!node_get(fx, NODE_ROOT, NULL, NULL)) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	sb_puts(&opts, "fsname=ulvm,subtype=ulvm,default_permissions");
+	if (o->mount_opts && *o->mount_opts)
+		sb_printf(&opts, ",%s", o->mount_opts);
+	if (opts.oom) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	argv[2] = opts.buf;
+	fuse_msg[0] = '\0';
+	fuse_set_log_func(fuse_log_to_buf);
+	fx->se = fuse_session_new(&args, &fx_ops, sizeof(fx_ops), fx);
+	fuse_opt_free_args(&args);
+	if (!fx->se) {
+		r = ulvm_error(-EINVAL, "%s: cannot set up FUSE with options \"%s\"%s%s", o->dir,
+		               opts.buf, fuse_msg[0] ? ": " : "", fuse_msg);
+		goto fail;
+	}
+	fuse_msg[0] = '\0';
+	if (fuse_session_mount(fx->se, o->dir)) {
+		r = ulvm_error(-EIO, "%s: cannot mount%s%s", o->dir, fuse_msg[0] ? ": " : "",
+		               fuse_msg);
+		goto fail;
+	}
+	fx->fd = fuse_session_fd(fx->se);
+	fl = fcntl(fx->fd, F_GETFL);
+	if (fl < 0 || fcntl(fx->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	    (r = evloop_add(loop, fx->fd, EPOLLIN, on_readable, fx))) {
+		r = ulvm_error(-errno ? -errno : -EIO, "%s: cannot watch the FUSE session: %s",
+		               o->dir, strerror(errno));
+		fuse_session_unmount(fx->se);
+		goto fail;
+	}
+	sb_free(&opts);
+	*out = fx;
+	return 0;
+fail:
+	sb_free(&opts);
+	if (fx && fx->se)
+		fuse_session_destroy(fx->se);
+	free_parts(fx);
+	return r;
+}
+
+void fuse_export_free(struct fuse_export *fx)
+{
+	if (!fx)
+		return;
+	if (!fx->ended) {
+		fx->ended = true;
+		fuse_session_exit(fx->se);
+		evloop_del(fx->loop, fx->fd);
+	}
+	fx->told = true; /* the owner is freeing it */
+	evloop_cancel(fx->loop, &fx->tell);
+	/* What is in flight finishes first (its replies go nowhere once the connection is
+	 * gone); then what the files wrote is flushed and their devices let go. */
+	while (fx->inflight && ulvm_ctx_poll(fx->ctx, 1) >= 0)
+		;
+	while (fx->files) {
+		struct fx_file *f = fx->files;
+		if (f->n->dirty && ulvm_dev_flush(f->dev))
+			ulvm_warn("%s", ulvm_last_error());
+		f->n->dirty = false;
+		if (f->release) {
+			fuse_req_t req = f->release;
+			file_free(f);
+			fuse_reply_err(req, 0);
+		} else {
+			file_free(f);
+		}
+	}
+	fuse_session_unmount(fx->se); /* closes the session: open files get ENOTCONN */
+	fuse_session_destroy(fx->se);
+	free_parts(fx);
+}
+
+const char *fuse_export_dir(const struct fuse_export *fx)
+{
+	return fx->dir;
+}
+
+unsigned fuse_export_open_files(const struct fuse_export *fx, const struct ulvm_dev *dev)
+{
+	unsigned n = 0;
+
+	if (!dev)
+		return fx->nfiles;
+	for (const struct fx_file *f = fx->files; f; f = f->next)
+		n += f->dev == dev;
+	return n;
+}
+
+bool fuse_export_ended(const struct fuse_export *fx)
+{
+	return fx->ended;
+}
