@@ -2,16 +2,21 @@
 # `ulvm mount` with ulvmd running is served by that ulvmd (no process of its own), and the
 # files follow activation at once (nothing is cached by the kernel): an LV activated later
 # appears, a deactivated one is gone, an lvextend shows the new size and the new space is
-# readable and writable; while a file is open its LV cannot be deactivated or removed (and
-# nothing changes); once closed it can. Unmounting leaves the daemon running; a second
-# mount of the same directory is refused; ulvmd's shutdown unmounts.
+# readable and writable; while a file is open its LV cannot be deactivated (exit 5, "in
+# use", nothing changes), once closed it can. Unmounting leaves the daemon running; a second
+# mount of the same directory is refused. With ext4 mounted on a loop device over the file,
+# lvremove -f, vgremove -f, lvchange -an and vgchange -an each exit 5 with "in use" and leave
+# the image as it was; after umount and losetup -d they succeed. ulvmd's shutdown unmounts.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 need_python
 export ULVM_RUN_DIR=$T/run
+command -v mkfs.ext4 >/dev/null || skip "mkfs.ext4 not installed"
 
 . "$E2E_DIR/fuse_lib.sh"
+. "$E2E_DIR/ulvmd_lib.sh"
+ULVMD_CLEANUP=_fuse_cleanup
 # ----
 
 VG=vg75
@@ -24,7 +29,7 @@ ulvm lvcreate -n one -L 4M $VG >/dev/null
 ulvm lvcreate -n two -L 4M $VG >/dev/null
 ulvm lvchange -ay $VG/one
 
-fuse_daemon
+ulvmd_start
 
 # The mount is the daemon's: the command returns, no server process of its own.
 ulvm mount "$DIR" || fail "ulvm mount with ulvmd running"
@@ -68,14 +73,12 @@ dd if="$T/q4" of="$DIR/$VG/one" bs=1M seek=4 conv=notrunc status=none
 cat "$T/p4" "$T/q4" >"$T/pq"
 assert_eq "$(md5sum <"$T/pq")" "$(md5sum <"$DIR/$VG/one")" "old and new space through FUSE"
 
-# Open: deactivation and removal refused, nothing changes; closed: they succeed.
+# Open: deactivation refused, nothing changes; closed: it succeeds.
 before=$(md5sum <"$(img a)")
 run_rc o e r "$ULVM" lvchange --devices "$(imgs_csv)" -an $VG/one
-[ "$r" != 0 ] || fail "lvchange -an of an LV open through FUSE succeeded"
-assert_match "open|in use" "$e" "lvchange -an names the reason"
-run_rc o e r "$ULVM" lvremove --devices "$(imgs_csv)" -f $VG/one
-[ "$r" != 0 ] || fail "lvremove -f of an LV open through FUSE succeeded"
-assert_eq "$before" "$(md5sum <"$(img a)")" "the image is unchanged by the refusals"
+assert_eq 5 "$r" "lvchange -an of an LV open through FUSE: exit status"
+assert_match "Logical volume $VG/one in use\." "$e" "lvchange -an says why"
+assert_eq "$before" "$(md5sum <"$(img a)")" "the image is unchanged by the refusal"
 assert_eq "one" "$(ls "$DIR/$VG")" "the open LV is still there"
 assert_eq "$(md5sum <"$T/pq")" "$(md5sum <&7)" "the open file still reads"
 exec 7<&-
@@ -90,6 +93,35 @@ kill -0 "$DPID" || fail "ulvmd ended with the unmount"
 ulvm lvchange -ay $VG/one
 ulvm mount "$DIR"
 assert_eq "$(md5sum <"$T/pq")" "$(md5sum <"$DIR/$VG/one")" "mounted again"
-fuse_daemon_stop
+
+# An ext4 on a loop device over the file, mounted: every way to take the LV away is refused
+# with exit status 5 and LVM2's message, and changes nothing; unmounted and detached, each
+# succeeds.
+L=$(losetup -f --show "$DIR/$VG/one")
+FUSE_LOOPS+=("$L")
+mkfs.ext4 -q -F "$L"
+mkdir -p "$T/ext"
+mount "$L" "$T/ext"
+EXT_MNTS+=("$T/ext")
+seq 10000 >"$T/ext/numbers"
+sync
+before=$(md5sum <"$(img a)")
+for cmd in "lvremove -f $VG/one" "vgremove -f $VG" "lvchange -an $VG/one" "vgchange -an $VG"; do
+	run_rc o e r "$ULVM" $cmd --devices "$(imgs_csv)"
+	assert_eq 5 "$r" "$cmd with ext4 mounted over FUSE: exit status"
+	assert_match "Logical volume $VG/one in use\." "$e" "$cmd says why"
+	assert_eq "$before" "$(md5sum <"$(img a)")" "$cmd changed the image"
+done
+umount "$T/ext"
+EXT_MNTS=()
+losetup -d "$L"
+FUSE_LOOPS=()
+ulvm lvchange -an $VG/one
+ulvm vgchange -an $VG >/dev/null
+ulvm lvremove -f $VG/one >/dev/null
+ulvm vgremove -f $VG >/dev/null
+assert_eq "" "$(ls "$DIR")" "nothing left to show"
+
+ulvmd_stop
 mountpoint -q "$DIR" && fail "still mounted after ulvmd stopped"
 echo PASS

@@ -11,6 +11,8 @@ need_python
 export ULVM_RUN_DIR=$T/run
 
 . "$E2E_DIR/fuse_lib.sh"
+. "$E2E_DIR/ulvmd_lib.sh"
+ULVMD_CLEANUP=_fuse_cleanup
 # ----
 
 VG=vg76
@@ -24,9 +26,9 @@ ulvm lvchange -ay $VG/lv
 head -c 8M /dev/urandom >"$T/p8"
 ulvm dd if="$T/p8" of=$VG/lv bs=1M status=none
 
-fuse_daemon
+ulvmd_start
 # a failure while suspended: resume first, so that the cleanup's unmount does not hang
-trap 'rc=$?; [ -z "$DPID" ] || "$ULVM" dmsetup resume $VG-lv 2>/dev/null; _fuse_cleanup; (exit $rc); _e2e_cleanup' EXIT
+ULVMD_CLEANUP='[ -z "$DPID" ] || "$ULVM" dmsetup resume $VG-lv 2>/dev/null; _fuse_cleanup'
 ulvm mount "$DIR"
 FUSE_MNTS+=("$DIR")
 F=$DIR/$VG/lv
@@ -88,5 +90,5 @@ dd if="$T/w4" of="$F" bs=4k seek=3000 count=1 conv=notrunc status=none
 assert_eq "$(md5sum <"$T/w4")" "$(dd if="$F" bs=4k skip=3000 count=1 status=none | md5sum)" \
 	"the new space through FUSE"
 fusermount3 -u "$DIR"
-fuse_daemon_stop
+ulvmd_stop
 echo PASS

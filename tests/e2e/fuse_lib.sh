@@ -1,7 +1,6 @@
 # Helpers of the FUSE tests (7x), sourced after lib.sh: start `ulvm mount -f` in the
-# background and wait until it is mounted, unmount it and check it exits 0, start and stop
-# a ulvmd of the test's own, and clean up mounts, loop devices and the daemon whatever
-# happens.
+# background and wait until it is mounted, unmount it and check it exits 0, and clean up
+# mounts and loop devices whatever happens (with ulvmd_lib.sh too: ULVMD_CLEANUP).
 case $("$ULVM" mount 2>&1 || true) in
 *"without FUSE"*) skip "ulvm built without FUSE" ;;
 *"No such command"*) skip "this ulvm has no mount command" ;;
@@ -37,22 +36,6 @@ fuse_umount() {
 	_san_filter "ulvm mount" <"$T/mount.err" >&2
 	assert_eq 0 "$rc" "exit status of ulvm mount after unmounting $1"
 }
-# fuse_daemon: ulvmd (`ulvm serve`) over this test's images, its pid in DPID; stopped at exit
-DPID=
-fuse_daemon() {
-	"$ULVM" serve --devices "$(imgs_csv)" 2>"$T/serve.err" || fail "ulvm serve: $(cat "$T/serve.err")"
-	DPID=$(pgrep -f "serve --devices $(imgs_csv)" | head -1)
-	[ -n "$DPID" ] || fail "ulvmd did not start"
-}
-# fuse_daemon_stop: SIGTERM; it must end within 5 s; its sanitizer reports fail the test
-fuse_daemon_stop() {
-	local i
-	kill -TERM "$DPID"
-	for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
-	kill -0 "$DPID" 2>/dev/null && fail "ulvmd did not stop on SIGTERM"
-	DPID=
-	_san_filter "ulvm serve" <"$T/serve.err" >&2
-}
 _fuse_cleanup() {
 	local m l
 	set +e
@@ -62,6 +45,5 @@ _fuse_cleanup() {
 		mountpoint -q "$m" && { fusermount3 -u "$m" || umount -l "$m"; }
 	done
 	[ -z "$MOUNT_PID" ] || { kill "$MOUNT_PID" 2>/dev/null; wait "$MOUNT_PID"; }
-	[ -z "$DPID" ] || kill -TERM "$DPID" 2>/dev/null
 }
 trap 'rc=$?; _fuse_cleanup; (exit $rc); _e2e_cleanup' EXIT
