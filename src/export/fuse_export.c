@@ -42,8 +42,11 @@
 #define FX_MAX_IO         (1u << 20) /* largest read or write request asked for */
 #define FX_MAX_BACKGROUND 128u       /* asynchronous requests the kernel keeps in flight */
 #define FX_POOL_KEEP      (64ull << 20)
-#define FX_RECV_BATCH     64    /* requests read per readiness event */
-#define FX_EDGE_SIZE      8192u /* two sectors of up to 4 KiB: read-modify-write */
+#define FX_RECV_BATCH     64 /* requests read per readiness event */
+/* Read-modify-write: the head sector at the start, the tail sector halfway (each of up to
+ * 4 KiB, and aligned as submit wants, ULVM_IO_ALIGN). */
+#define FX_EDGE_SIZE 8192u
+#define FX_EDGE_TAIL 4096u
 
 enum node_kind { NODE_ROOT, NODE_VG, NODE_LV };
 
@@ -110,7 +113,7 @@ struct fuse_export {
 	struct fx_file *files;
 	unsigned nfiles;
 	struct dirlist *dirs; /* freed with the mount if no releasedir comes */
-	unsigned inflight; /* operations in flight */
+	unsigned inflight;    /* operations in flight */
 	struct fx_op *free_ops;
 	struct bufpool pool;
 	struct fuse_buf rbuf; /* libfuse's receive buffer, reused */
@@ -824,7 +827,8 @@ static void read_edges(struct fx_op *op)
 	if (head || (tail && one))
 		submit(op, 0, ULVM_IO_READ, op->start, ss, op->edge, 0);
 	if (tail && !one)
-		submit(op, 1, ULVM_IO_READ, op->end - ss, ss, (uint8_t *)op->edge + ss, 0);
+		submit(op, 1, ULVM_IO_READ, op->end - ss, ss, (uint8_t *)op->edge + FX_EDGE_TAIL,
+		       0);
 }
 
 static void merge_and_write(struct fx_op *op)
@@ -837,7 +841,7 @@ static void merge_and_write(struct fx_op *op)
 	if (op->start != op->off)
 		memcpy(b, e, (size_t)(op->off - op->start));
 	if (op->end != stop) {
-		const uint8_t *tail = one ? e : e + ss;
+		const uint8_t *tail = one ? e : e + FX_EDGE_TAIL;
 		uint64_t in = stop - (op->end - ss); /* where the kept bytes start in the sector */
 		memcpy(b + (stop - op->start), tail + in, (size_t)(op->end - stop));
 	}
