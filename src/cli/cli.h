@@ -69,6 +69,12 @@ typedef int (*cli_vg_fn)(struct cli *c, struct ulvm_vg *vg, void *arg);
 int cli_each_vg(struct cli *c, char *const *args, int nargs, enum ulvm_lock_mode mode, cli_vg_fn fn,
                 void *arg);
 
+/* help.c: usage (LVM2's layout) and man pages, from one table of every command. */
+bool help_wanted(int argc, char **argv); /* -h, --help, -? or --longhelp before "--" */
+int help_command(const char *name, FILE *f);
+int help_man(const char *page, FILE *f); /* "ulvm", "ulvmd", "ulvm-CMD" or "CMD" */
+void help_pages(FILE *f);                /* the names of every man page, one a line */
+
 /* report.c */
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG };
 int report_run(struct cli *c, enum report_type type);

@@ -115,14 +115,6 @@ static int cmd_thin_check(struct cli *c, int argc, char **argv)
 		case O_OVERRIDE:
 			fprintf(stderr, "thin_check: --override-mapping-root is not supported\n");
 			return 1;
-		case 'h':
-			printf(
-			    "Usage: thin_check [options] {device|file}\nOptions:\n  {-q|--quiet}\n"
-			    "  {-h|--help}\n  {-V|--version}\n  {-m|--metadata-snap}\n"
-			    "  {--auto-repair}\n  {--clear-needs-check-flag}\n"
-			    "  {--ignore-non-fatal-errors}\n  {--skip-mappings}\n"
-			    "  {--super-block-only}\n");
-			return 0;
 		default:
 			return 1;
 		}
@@ -205,12 +197,6 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 		case 'V':
 			printf("%s\n", TOOLS_VERSION);
 			return 0;
-		case 'h':
-			printf("Usage: thin_dump [options] {device|file}\nOptions:\n  {-h|--help}\n"
-			       "  {-f|--format} {xml}\n  {-r|--repair}\n  {-m|--metadata-snap} "
-			       "[block#]\n"
-			       "  {-o <xml file>}\n  {--skip-mappings}\n  {-V|--version}\n");
-			return 0;
 		default:
 			return 1;
 		}
@@ -261,12 +247,6 @@ static int cmd_thin_restore(struct cli *c, int argc, char **argv)
 			break;
 		case 'V':
 			printf("%s\n", TOOLS_VERSION);
-			return 0;
-		case 'h':
-			printf("Usage: thin_restore [options]\nOptions:\n  {-h|--help}\n"
-			       "  {-i|--input} <input xml file>\n  {-o|--output} <output device or "
-			       "file>\n"
-			       "  {-q|--quiet}\n  {-V|--version}\n");
 			return 0;
 		default:
 			return 1;
@@ -349,12 +329,6 @@ static int cmd_thin_ls(struct cli *c, int argc, char **argv)
 		}
 		case 'V':
 			printf("%s\n", TOOLS_VERSION);
-			return 0;
-		case 'h':
-			printf(
-			    "Usage: thin_ls [options] {metadata device}\nOptions:\n  {-h|--help}\n"
-			    "  {-m|--metadata-snap}\n  {--no-headers}\n  {-o|--format <fields>}\n"
-			    "  {-V|--version}\n");
 			return 0;
 		default:
 			return 1;

@@ -271,6 +271,11 @@ int main(int argc, char **argv)
 	if (!strcmp(name, "ulvmd"))
 		name = "serve"; /* the daemon under its own name */
 	else if (!strcmp(name, "ulvm") || !strncmp(name, "ulvm", 4) || !strcmp(name, "lt-ulvm")) {
+		if (argc >= 3 && !strcmp(argv[1], "help"))
+			return help_command(argv[2], stdout);
+		if (argc >= 3 && !strcmp(argv[1], "__man")) /* the build writes the man pages */
+			return !strcmp(argv[2], "--list") ? (help_pages(stdout), 0)
+			                                  : help_man(argv[2], stdout);
 		if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
 		    !strcmp(argv[1], "-h")) {
 			usage(argc < 2 ? stderr : stdout);
@@ -296,6 +301,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
 		if (strcmp(commands[i].name, name))
 			continue;
+		if (help_wanted(argc, argv)) {
+			sb_free(&cmdline);
+			return help_command(name, stdout);
+		}
 		rc = commands[i].fn(&c, argc, argv);
 		ulvm_ctx_free(c.ctx);
 		sb_free(&cmdline);

@@ -1,0 +1,685 @@
+/*
+ * Help: one table says, for every command, what it does, its forms and its options. Both
+ * `ulvm CMD --help` (LVM2's usage layout) and the man pages (`ulvm __man CMD`, which the
+ * build runs to write ulvm-CMD.8, ulvm.8 and ulvmd.8) are printed from it, so the two
+ * cannot say different things.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "cli.h"
+
+#define ULVM_VERSION "0.1.0" /* as `ulvm version` says */
+
+/* An option. `forms` is a bit mask of the forms it belongs to (0: every form); `req` those
+ * where it is required (written into the form's head instead of an option line). */
+struct help_opt {
+	char s;          /* short letter, 0 for none */
+	const char *l;   /* long name */
+	const char *arg; /* argument, NULL for none */
+	const char *desc;
+	unsigned forms;
+};
+
+/* For an option a form's head names already: listed under OPTIONS only. */
+#define FORM_NONE (1u << 30)
+
+struct help_form {
+	const char *title; /* one line above the form, NULL for none */
+	const char *head;  /* what follows the command's name: required options and args */
+	const char *tail;  /* optional positional arguments, e.g. "[ PV ... ]" */
+};
+
+enum help_style {
+	STYLE_LVM,  /* LVM2's layout, with the common options */
+	STYLE_TOOL, /* a tool of ulvm's own (dd, serve, ...) or thin-provisioning-tools' */
+};
+
+struct help_cmd {
+	const char *name;
+	const char *summary;
+	enum help_style style;
+	const struct help_form *forms;
+	const struct help_opt *opts;
+	const char *description; /* the man page's DESCRIPTION; paragraphs split by \n\n */
+};
+
+#define FORMS(...)                                                                                 \
+	(const struct help_form[])                                                                 \
+	{                                                                                          \
+		__VA_ARGS__,                                                                       \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
+#define OPTS(...)                                                                                  \
+	(const struct help_opt[])                                                                  \
+	{                                                                                          \
+		__VA_ARGS__,                                                                       \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
+#define NO_OPTS                                                                                    \
+	(const struct help_opt[])                                                                  \
+	{                                                                                          \
+		{                                                                                  \
+			0                                                                          \
+		}                                                                                  \
+	}
+
+/* The options every LVM-style command takes (LVM2's COMMON_OPTIONS, as ulvm has them). */
+static const struct help_opt common_opts[] = {
+    {'d', "debug", NULL, "Accepted for LVM2 compatibility; debug output is -vvvv's.", 0},
+    {'h', "help", NULL, "Print the command's usage and exit.", 0},
+    {'q', "quiet", NULL, "Print fewer messages.", 0},
+    {'v', "verbose", NULL,
+     "Print more about what the command does; repeat (up to -vvvv) for more detail.", 0},
+    {'y', "yes", NULL, "Answer yes to every prompt.", 0},
+    {0, "commandprofile", "String", "Accepted for LVM2 compatibility; profiles do not apply.", 0},
+    {0, "config", "String", "Accepted for LVM2 compatibility; LVM2 configuration does not apply.",
+     0},
+    {0, "driverloaded", "y|n",
+     "Accepted for LVM2 compatibility: ulvm's device-mapper is its own, in userspace.", 0},
+    {0, "nolocking", NULL, "Take no VG locks (for read-only images and recovery).", 0},
+    {0, "lock-dir", "Dir", "Where the VG lock files are (default: $ULVM_LOCK_DIR).", 0},
+    {0, "devicesfile", "String",
+     "Consider only the devices listed in this file (LVM2's devices file format).", 0},
+    {0, "devices", "PV",
+     "Consider only these devices (files or block devices), comma separated; repeatable.", 0},
+    {0}};
+
+/* Pieces several commands share. */
+#define O_FORCE(d)                                                                                 \
+	{                                                                                          \
+		'f', "force", NULL, d, 0                                                           \
+	}
+#define O_AUTOBACKUP                                                                               \
+	{                                                                                          \
+		'A', "autobackup", "y|n", "Back up the metadata after a change (default y).", 0    \
+	}
+#define O_ADDTAG(what)                                                                             \
+	{                                                                                          \
+		0, "addtag", "Tag", "Add a tag to the " what "; repeatable.", 0                    \
+	}
+#define O_DELTAG(what)                                                                             \
+	{                                                                                          \
+		0, "deltag", "Tag", "Remove a tag from the " what "; repeatable.", 0               \
+	}
+#define O_UNITS                                                                                    \
+	{                                                                                          \
+		0, "units", "r|R|h|H|b|B|s|S|k|K|m|M|g|G|t|T|p|P|e|E",                             \
+		    "Units of the sizes printed: h is human-readable, capitals are powers of "     \
+		    "1000.",                                                                       \
+		    0                                                                              \
+	}
+#define PVFMT_OPTS                                                                                 \
+	{0, "metadatasize", "Size[m|UNIT]", "The size of the metadata area to reserve.", 0},       \
+	    {0, "pvmetadatacopies", "0|1|2", "The number of metadata areas on each PV.", 0},       \
+	    {0, "dataalignment", "Size[k|UNIT]", "Align the start of the data area to this.", 0},  \
+	    {0, "bootloaderareasize", "Size[m|UNIT]",                                              \
+	     "Reserve space for a bootloader between the metadata and the data.", 0},              \
+	{                                                                                          \
+		'Z', "zero", "y|n", "Wipe the first 4 sectors of the device (default y).", 0       \
+	}
+#define REPORT_OPTS                                                                                \
+	{'a', "all", NULL, "Show hidden (internal) objects too.", 0},                              \
+	    {'o', "options", "String",                                                             \
+	     "The fields to show, comma separated; +FIELD adds to the defaults; help lists them.", \
+	     0},                                                                                   \
+	    {'O', "sort", "String", "Sort by these fields; -FIELD sorts in reverse.", 0},          \
+	    {0, "aligned", NULL, "Align the columns when a separator is used.", 0},                \
+	    {0, "binary", NULL, "Print 0/1 for binary fields instead of words.", 0},               \
+	    {0, "noheadings", NULL, "Leave out the heading line.", 0},                             \
+	    {0, "nosuffix", NULL, "Leave out the unit suffix of sizes.", 0},                       \
+	    {0, "reportformat", "basic|json", "Plain columns (basic) or JSON.", 0},                \
+	    {0, "segments", NULL, "One line per segment.", 0},                                     \
+	    {0, "separator", "String", "Separate the columns by this string.", 0}, O_UNITS
+#define SIZE_OPTS                                                                                  \
+	{'l', "extents", "[+|-]Number[PERCENT]",                                                   \
+	 "The size in extents, or as %VG, %FREE, %PVS or %ORIGIN.", 0},                            \
+	{                                                                                          \
+		'L', "size", "[+|-]Size[m|UNIT]", "The size (rounded up to whole extents).", 0     \
+	}
+
+static const struct help_cmd help_cmds[] = {
+    {"pvcreate", "Initialize physical volume(s) for use by LVM", STYLE_LVM,
+     FORMS({NULL, "PV ...", NULL}),
+     OPTS(O_FORCE("Initialize a device that holds a PV of no VG; twice (-ff) one of a VG."),
+          {'u', "uuid", "String", "The PV's UUID (with --norestorefile).", 0}, PVFMT_OPTS,
+          {0, "metadatacopies", "0|1|2", "Same as --pvmetadatacopies.", 0},
+          {0, "setphysicalvolumesize", "Size[m|UNIT]", "Use this size instead of the device's.", 0},
+          {0, "norestorefile", NULL, "Allow --uuid without a metadata backup.", 0}),
+     "Writes an LVM2 PV label and metadata area header on each device (a block device or an "
+     "image file), so it can join a VG."},
+    {"pvremove", "Remove LVM label(s) from physical volume(s)", STYLE_LVM,
+     FORMS({NULL, "PV ...", NULL}),
+     OPTS(O_FORCE("Twice (-ff): remove the label of a PV that belongs to a VG.")),
+     "Wipes the PV label and the metadata area header from each device."},
+    {"pvs", "Display information about physical volumes", STYLE_LVM,
+     FORMS({NULL, "", "[ PV|Tag ... ]"}), OPTS(REPORT_OPTS),
+     "Reports PVs, one line each, in LVM2's columns and formats."},
+    {"pvdisplay", "Display various attributes of physical volume(s)", STYLE_LVM,
+     FORMS({NULL, "", "[ PV|Tag ... ]"}),
+     OPTS({'C', "columns", NULL, "Report in columns, as pvs (takes pvs' options).", 0}, O_UNITS),
+     "Prints each PV's attributes in LVM2's pvdisplay layout."},
+    {"pvck", "Check metadata on physical volumes", STYLE_LVM, FORMS({NULL, "PV ...", NULL}),
+     OPTS({0, "dump", "headers|metadata|metadata_all|metadata_search",
+           "Accepted for LVM2 compatibility.", 0}),
+     "Checks the PV label, the metadata area headers and the metadata text of each device and "
+     "reports what is damaged."},
+    {"vgcreate", "Create a volume group", STYLE_LVM, FORMS({NULL, "VG_new PV ...", NULL}),
+     OPTS({'s', "physicalextentsize", "Size[m|UNIT]", "The extent size (default 4 MiB).", 0},
+          {'l', "maxlogicalvolumes", "Number", "The most LVs the VG may hold (0: no limit).", 0},
+          {'p', "maxphysicalvolumes", "Number", "The most PVs the VG may hold (0: no limit).", 0},
+          O_ADDTAG("VG"),
+          {0, "vgmetadatacopies", "all|unmanaged|Number", "How many metadata copies the VG keeps.",
+           0},
+          PVFMT_OPTS),
+     "Creates a VG on the given devices, initializing as PVs those that are not yet."},
+    {"vgextend", "Add physical volumes to a volume group", STYLE_LVM,
+     FORMS({NULL, "VG PV ...", NULL}), OPTS(PVFMT_OPTS),
+     "Adds devices to a VG, initializing as PVs those that are not yet."},
+    {"vgreduce", "Remove physical volume(s) from a volume group", STYLE_LVM,
+     FORMS({NULL, "VG PV ...", NULL}, {NULL, "-a|--all VG", NULL}),
+     OPTS({'a', "all", NULL, "Remove every PV that holds no extents.", 2}),
+     "Removes unused PVs from a VG."},
+    {"vgremove", "Remove volume group(s)", STYLE_LVM, FORMS({NULL, "VG ...", NULL}),
+     OPTS(O_FORCE("Remove the VG's LVs without asking.")),
+     "Removes VGs (and, with --force, their LVs) and wipes their PVs' metadata areas."},
+    {"vgrename", "Rename a volume group", STYLE_LVM, FORMS({NULL, "VG VG_new", NULL}), NO_OPTS,
+     "Renames a VG; its active LVs keep working under their new names."},
+    {"vgs", "Display information about volume groups", STYLE_LVM,
+     FORMS({NULL, "", "[ VG|Tag ... ]"}), OPTS(REPORT_OPTS),
+     "Reports VGs, one line each, in LVM2's columns and formats."},
+    {"vgdisplay", "Display volume group information", STYLE_LVM,
+     FORMS({NULL, "", "[ VG|Tag ... ]"}),
+     OPTS({'C', "columns", NULL, "Report in columns, as vgs (takes vgs' options).", 0}),
+     "Prints each VG's attributes in LVM2's vgdisplay layout."},
+    {"vgck", "Check the consistency of volume group(s)", STYLE_LVM,
+     FORMS({NULL, "", "[ VG|Tag ... ]"}),
+     OPTS({0, "updatemetadata", NULL, "Rewrite damaged or old metadata copies.", 0}),
+     "Checks that every metadata copy of each VG is readable and the same."},
+    {"vgcfgbackup", "Backup volume group configuration(s)", STYLE_LVM,
+     FORMS({NULL, "", "[ VG ... ]"}),
+     OPTS({'f', "file", "String",
+           "Write here instead of the backup directory; %s in the name is the VG's.", 0}),
+     "Writes each VG's metadata, in LVM2's text format, to a backup file."},
+    {"vgcfgrestore", "Restore volume group configuration", STYLE_LVM,
+     FORMS({NULL, "-f|--file String VG", NULL}),
+     OPTS(O_FORCE("Restore even if the metadata has LVs of types ulvm keeps but does not "
+                  "interpret.")),
+     "Writes the metadata of a backup file to the VG's PVs."},
+    {"lvcreate", "Create a logical volume", STYLE_LVM,
+     FORMS({"Create a linear LV.", "-L|--size Size[m|UNIT] VG", "[ PV ... ]"},
+           {"Create a striped LV.", "-i|--stripes Number -L|--size Size[m|UNIT] VG", "[ PV ... ]"}),
+     OPTS({'l', "extents", "Number[PERCENT]",
+           "The size in extents, or as %VG, %FREE, %PVS (instead of -L).", 0},
+          {'n', "name", "String", "The LV's name (default lvolN).", 0},
+          {'I', "stripesize", "Size[k|UNIT]", "The stripe size (default 64 KiB).", 2},
+          {'a', "activate", "y|n|ay", "Activate the new LV (default y).", 0},
+          {'C', "contiguous", "y|n", "Allocate contiguous extents only.", 0},
+          {'k', "setactivationskip", "y|n", "Skip the LV in -ay activation.", 0},
+          {'W', "wipesignatures", "y|n", "Wipe signatures found at the LV's start.", 0},
+          {'Z', "zero", "y|n", "Zero the LV's first 4 KiB (default y).", 0}, O_ADDTAG("LV"),
+          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
+          {0, "type", "linear|striped", "The segment type (implied by -i).", 0}),
+     "Creates a linear or striped LV in a VG, on the given PVs or anywhere in the VG."},
+    {"lvextend", "Add space to a logical volume", STYLE_LVM,
+     FORMS({NULL, "-L|--size [+]Size[m|UNIT] LV", "[ PV ... ]"},
+           {NULL, "-l|--extents [+]Number[PERCENT] LV", "[ PV ... ]"}),
+     OPTS({'i', "stripes", "Number", "The stripes of the new segment.", 0},
+          {'I', "stripesize", "Size[k|UNIT]", "The stripe size of the new segment.", 0},
+          {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
+          {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0},
+          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0}),
+     "Grows an LV by the given size or to it."},
+    {"lvreduce", "Reduce the size of a logical volume", STYLE_LVM,
+     FORMS({NULL, "-L|--size [-]Size[m|UNIT] LV", NULL},
+           {NULL, "-l|--extents [-]Number[PERCENT] LV", NULL}),
+     OPTS(O_FORCE("Do not ask before reducing."),
+          {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
+          {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0}),
+     "Shrinks an LV by the given size or to it; the data past the new end is lost."},
+    {"lvresize", "Resize a logical volume", STYLE_LVM,
+     FORMS({NULL, "-L|--size [+|-]Size[m|UNIT] LV", "[ PV ... ]"},
+           {NULL, "-l|--extents [+|-]Number[PERCENT] LV", "[ PV ... ]"}),
+     OPTS(O_FORCE("Do not ask before reducing."),
+          {'i', "stripes", "Number", "The stripes of a new segment.", 0},
+          {'I', "stripesize", "Size[k|UNIT]", "The stripe size of a new segment.", 0},
+          {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
+          {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0},
+          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0}),
+     "Grows or shrinks an LV."},
+    {"lvremove", "Remove logical volume(s) from the system", STYLE_LVM,
+     FORMS({NULL, "VG|LV|Tag ...", NULL}), OPTS(O_FORCE("Remove active LVs without asking.")),
+     "Removes LVs."},
+    {"lvrename", "Rename a logical volume", STYLE_LVM,
+     FORMS({NULL, "VG LV LV_new", NULL}, {NULL, "LV LV_new", NULL}), NO_OPTS,
+     "Renames an LV; an active LV keeps working under its new name."},
+    {"lvs", "Display information about logical volumes", STYLE_LVM,
+     FORMS({NULL, "", "[ VG|LV|Tag ... ]"}), OPTS(REPORT_OPTS),
+     "Reports LVs, one line each (or one per segment), in LVM2's columns and formats."},
+    {"lvdisplay", "Display information about a logical volume", STYLE_LVM,
+     FORMS({NULL, "", "[ VG|LV|Tag ... ]"}),
+     OPTS({'C', "columns", NULL, "Report in columns, as lvs (takes lvs' options).", 0}),
+     "Prints each LV's attributes in LVM2's lvdisplay layout."},
+    {"lvchange", "Change the attributes of logical volume(s)", STYLE_LVM,
+     FORMS({NULL, "VG|LV|Tag ...", NULL}),
+     OPTS({'a', "activate", "y|n|ay",
+           "Activate (load the LV's table into ulvm's device-mapper) or deactivate.", 0},
+          O_ADDTAG("LV"), O_DELTAG("LV")),
+     "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
+     "userspace device-mapper, held by ulvmd when it runs."},
+    {"vgchange", "Change volume group attributes", STYLE_LVM, FORMS({NULL, "VG ...", NULL}),
+     OPTS({'a', "activate", "y|n|ay", "Activate or deactivate the VG's LVs.", 0}, O_ADDTAG("VG"),
+          O_DELTAG("VG")),
+     "Activates or deactivates every LV of a VG, or changes the VG's tags."},
+    {"dmsetup", "Userspace device-mapper (dmsetup's commands)", STYLE_TOOL,
+     FORMS({NULL, "create NAME [--table TABLE] [-u|--uuid UUID]", NULL},
+           {NULL, "load|reload NAME [--table TABLE]", NULL},
+           {NULL, "table|status|info [NAME ...]", NULL},
+           {NULL, "ls | remove NAME ... | suspend NAME ... | resume NAME ...", NULL}),
+     OPTS({0, "table", "TABLE", "The table, in dmsetup's syntax (else it is read from stdin).", 0},
+          {'u', "uuid", "UUID", "The device's UUID.", 0}),
+     "Manages the devices of ulvm's userspace device-mapper with dmsetup's verbs. Targets: "
+     "linear, striped, zero, error.\n\nThe devices are recorded in $ULVM_RUN_DIR; while ulvmd "
+     "runs it holds them and dmsetup asks it."},
+    {"serve", "The ulvm daemon: active devices, NBD exports, the control socket", STYLE_TOOL,
+     FORMS({NULL, "[OPTIONS]", NULL}, {NULL, "--stop", NULL}),
+     OPTS({0, "foreground", NULL, "Stay in the foreground (else it detaches once listening).", 1},
+          {0, "socket", "PATH", "The control socket (default $ULVM_RUN_DIR/ulvmd.sock).", 0},
+          {0, "nbd-unix", "PATH", "The NBD Unix socket (default $ULVM_RUN_DIR/nbd.sock).", 1},
+          {0, "nbd-tcp", "HOST:PORT", "Also serve NBD over TCP here.", 1},
+          {0, "no-nbd", NULL, "Serve no NBD exports.", 1},
+          {0, "stop", NULL,
+           "Ask the ulvmd of $ULVM_RUN_DIR to stop, and wait until it has (clients closed, devices "
+           "flushed).",
+           FORM_NONE},
+          {0, "devices", "PV", "The devices the daemon considers, comma separated.", 0},
+          {0, "devicesfile", "String", "A devices file naming the devices to consider.", 0}),
+     "Runs the ulvm daemon (also installed as ulvmd). It holds the active devices of ulvm's "
+     "device-mapper, exports each over NBD (nbd+unix:///VG/LV?socket=...; also dm names) to "
+     "any NBD client, and takes the other commands' requests on its control socket.\n\nIt stops "
+     "on SIGTERM or SIGINT, or when asked with ulvm serve --stop."},
+    {"dd", "Copy data in and out of LVs, mapped devices and files, like dd", STYLE_TOOL,
+     FORMS({NULL, "[OPERAND ...]", NULL}),
+     OPTS({0, "if=", "FILE|VG/LV|DMNAME", "Read from this (default stdin).", 0},
+          {0, "of=", "FILE|VG/LV|DMNAME", "Write to this (default stdout).", 0},
+          {0, "bs=", "BYTES", "Read and write this many bytes at a time (default 512).", 0},
+          {0, "count=", "N", "Copy only N blocks.", 0},
+          {0, "skip=", "N", "Skip N blocks at the start of the input.", 0},
+          {0, "seek=", "N", "Skip N blocks at the start of the output.", 0},
+          {0, "iflag=", "FLAGS", "direct, fullblock, ...", 0},
+          {0, "oflag=", "FLAGS", "direct, sync, dsync, ...", 0},
+          {0, "conv=", "CONVS", "fsync, fdatasync, notrunc.", 0},
+          {0, "status=", "none|noxfer|progress", "What is printed.", 0}),
+     "Copies data with GNU dd's operands. if= and of= name a file, an LV as VG/LV (the active "
+     "device, else activated in this process) or an active device of ulvm's device-mapper."},
+    {"bench", "Benchmarks: an LV against its raw backing file, through the library", STYLE_TOOL,
+     FORMS({NULL, "seed000|seed001|seed002|seed003|seed004|nbd|fuse|metadata|all [--quick]",
+            "[--dir DIR]... [--repeat N] [--out DIR]"},
+           {NULL, "io [--dir DIR]... [--size SIZE] [--seconds S] [--repeat N]",
+            "[--json FILE] [--only WORKLOAD]"},
+           {NULL, "cell (--lv VG/LV | --raw PATH | --raw-under VG/LV) ...", NULL}),
+     NO_OPTS,
+     "Runs ulvm's benchmarks; each result is a ratio against a baseline measured in the same "
+     "run. docs/BENCHMARKS.md says what each measures."},
+    {"mount", "Show the active LVs as files DIR/VG/LV (FUSE), for losetup, dd, ...", STYLE_TOOL,
+     FORMS({NULL, "DIR", "[VG ...]"}),
+     OPTS({'f', "foreground", NULL, "Stay in the foreground.", 0},
+          {'o', "options", "allow_other|ro|OPT,...", "FUSE mount options.", 0}),
+     "Mounts a FUSE file system at DIR with one file per active LV."},
+    {"thin_check", "Check dm-thin pool metadata (thin-provisioning-tools' options)", STYLE_TOOL,
+     FORMS({NULL, "[options] {device|file}", NULL}),
+     OPTS({'q', "quiet", NULL, "Print nothing; the exit status tells.", 0},
+          {'V', "version", NULL, "Print the version.", 0},
+          {'m', "metadata-snap", NULL, "Check the metadata snapshot.", 0},
+          {0, "auto-repair", NULL, "Accepted; nothing is repaired.", 0},
+          {0, "clear-needs-check-flag", NULL, "Clear the needs_check flag when clean.", 0},
+          {0, "ignore-non-fatal-errors", NULL, "Succeed despite non-fatal errors.", 0},
+          {0, "skip-mappings", NULL, "Do not check the block mappings.", 0},
+          {0, "super-block-only", NULL, "Check only the superblock.", 0}),
+     "Checks dm-thin pool metadata as thin-provisioning-tools' thin_check does."},
+    {"thin_dump", "Dump dm-thin pool metadata as thin_dump's XML", STYLE_TOOL,
+     FORMS({NULL, "[options] {device|file}", NULL}),
+     OPTS({'f', "format", "xml", "The output format (only xml).", 0},
+          {'r', "repair", NULL, "Accepted: reading is as tolerant as it safely can be.", 0},
+          {'m', "metadata-snap", "[BLOCK]", "Dump the metadata snapshot.", 0},
+          {'o', "output", "FILE", "Write here instead of stdout.", 0},
+          {0, "skip-mappings", NULL, "Leave out the block mappings.", 0},
+          {'V', "version", NULL, "Print the version.", 0}),
+     "Writes dm-thin pool metadata as thin_dump's XML."},
+    {"thin_restore", "Write dm-thin pool metadata from thin_dump's XML", STYLE_TOOL,
+     FORMS({NULL, "-i|--input {xml file} -o|--output {device|file}", NULL}),
+     OPTS({'q', "quiet", NULL, "Print nothing.", 0},
+          {'V', "version", NULL, "Print the version.", 0}),
+     "Writes dm-thin pool metadata from thin_dump's XML."},
+    {"thin_ls", "List thin devices and their data usage (thin_ls' columns)", STYLE_TOOL,
+     FORMS({NULL, "[options] {device|file}", NULL}),
+     OPTS({'m', "metadata-snap", NULL, "Read the metadata snapshot.", 0},
+          {0, "no-headers", NULL, "Leave out the heading line.", 0},
+          {'o', "format", "FIELDS", "The columns to print.", 0},
+          {'V', "version", NULL, "Print the version.", 0}),
+     "Lists the thin devices of dm-thin pool metadata."},
+};
+
+static const struct help_cmd *help_find(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(help_cmds); i++)
+		if (!strcmp(help_cmds[i].name, name))
+			return &help_cmds[i];
+	return NULL;
+}
+
+static bool in_form(const struct help_opt *o, size_t form)
+{
+	return !o->forms || (o->forms & (1u << form));
+}
+
+/* "-a|--all String", "   --units String", "if= FILE" */
+static void opt_text(const struct help_opt *o, char *buf, size_t len)
+{
+	bool operand = o->l[strlen(o->l) - 1] == '=';
+	int n;
+
+	if (operand)
+		n = snprintf(buf, len, "%s", o->l);
+	else if (o->s)
+		n = snprintf(buf, len, "-%c|--%s", o->s, o->l);
+	else
+		n = snprintf(buf, len, "   --%s", o->l);
+	if (o->arg && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - n, "%s%s", operand ? "" : " ", o->arg);
+}
+
+static void usage_opts(FILE *f, const struct help_opt *opts, size_t form)
+{
+	char b[256];
+
+	for (const struct help_opt *o = opts; o->l; o++) {
+		if (!in_form(o, form))
+			continue;
+		opt_text(o, b, sizeof(b));
+		fprintf(f, "\t[ %s ]\n", b);
+	}
+}
+
+static void usage_lvm(FILE *f, const struct help_cmd *h)
+{
+	fprintf(f, "  %s - %s\n\n", h->name, h->summary);
+	for (size_t i = 0; h->forms[i].head; i++) {
+		const struct help_form *fm = &h->forms[i];
+		if (fm->title)
+			fprintf(f, "  %s\n", fm->title);
+		fprintf(f, "  %s%s%s\n", h->name, *fm->head ? " " : "", fm->head);
+		usage_opts(f, h->opts, i);
+		fprintf(f, "\t[ COMMON_OPTIONS ]\n");
+		if (fm->tail)
+			fprintf(f, "\t%s\n", fm->tail);
+		fputc('\n', f);
+	}
+	fprintf(f, "  Common options for lvm:\n");
+	usage_opts(f, common_opts, 0);
+	fputc('\n', f);
+}
+
+static void usage_tool(FILE *f, const struct help_cmd *h)
+{
+	char b[256];
+
+	for (size_t i = 0; h->forms[i].head; i++)
+		fprintf(f, "%s ulvm %s %s%s%s\n", i ? "      " : "Usage:", h->name,
+		        h->forms[i].head, h->forms[i].tail ? " " : "",
+		        h->forms[i].tail ? h->forms[i].tail : "");
+	fprintf(f, "%s\n", h->summary);
+	if (h->opts->l) {
+		fprintf(f, "Options:\n");
+		for (const struct help_opt *o = h->opts; o->l; o++) {
+			opt_text(o, b, sizeof(b));
+			fprintf(f, "  {%s}\n\t%s\n", b[0] == ' ' ? b + 3 : b, o->desc);
+		}
+	}
+	fprintf(f, "  {-h|--help}\n\tPrint this usage and exit.\n");
+}
+
+int help_command(const char *name, FILE *f)
+{
+	const struct help_cmd *h = help_find(name);
+
+	if (!h) {
+		fprintf(stderr, "  No such command '%s'.  Try 'ulvm help'.\n", name);
+		return EINVALID_CMD_LINE;
+	}
+	if (h->style == STYLE_LVM)
+		usage_lvm(f, h);
+	else
+		usage_tool(f, h);
+	return ECMD_PROCESSED;
+}
+
+bool help_wanted(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--"))
+			return false;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") ||
+		    !strcmp(argv[i], "-?") || !strcmp(argv[i], "--longhelp"))
+			return true;
+	}
+	return false;
+}
+
+void help_list(FILE *f)
+{
+	fprintf(f, "  Available ulvm commands:\n  Use 'ulvm help <command>' for more information\n"
+	           "   \n");
+	for (size_t i = 0; i < ARRAY_SIZE(help_cmds); i++)
+		fprintf(f, "  %-15s %s\n", help_cmds[i].name, help_cmds[i].summary);
+}
+
+/* ---- man pages ---- */
+
+/* Text for roff: backslashes and hyphens escaped, no line starting with a control
+ * character. */
+static void roff(FILE *f, const char *s)
+{
+	if (*s == '.' || *s == '\'')
+		fputs("\\&", f);
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+static void man_header(FILE *f, const char *page, const char *summary)
+{
+	char up[64];
+	size_t i;
+
+	for (i = 0; page[i] && i < sizeof(up) - 1; i++)
+		up[i] = (char)(page[i] >= 'a' && page[i] <= 'z' ? page[i] - 32 : page[i]);
+	up[i] = 0;
+	fprintf(f, ".TH ");
+	roff(f, up);
+	fprintf(f, " 8 \"\" \"ulvm %s\" \"System Manager's Manual\"\n.SH NAME\n", ULVM_VERSION);
+	roff(f, page);
+	fputs(" \\- ", f);
+	roff(f, summary);
+	fputc('\n', f);
+}
+
+static void man_paragraphs(FILE *f, const char *text)
+{
+	const char *p = text, *end;
+
+	while (*p) {
+		end = strstr(p, "\n\n");
+		if (!end)
+			end = p + strlen(p);
+		fprintf(f, ".PP\n");
+		char buf[2048];
+		snprintf(buf, sizeof(buf), "%.*s", (int)(end - p), p);
+		roff(f, buf);
+		fputc('\n', f);
+		p = *end ? end + 2 : end;
+	}
+}
+
+static void man_opts(FILE *f, const struct help_opt *opts)
+{
+	char b[256];
+
+	for (const struct help_opt *o = opts; o->l; o++) {
+		opt_text(o, b, sizeof(b));
+		fprintf(f, ".TP\n.B ");
+		roff(f, b[0] == ' ' ? b + 3 : b);
+		fputc('\n', f);
+		roff(f, o->desc);
+		fputc('\n', f);
+	}
+}
+
+static void man_environment(FILE *f)
+{
+	fprintf(f,
+	        ".SH ENVIRONMENT\n"
+	        ".TP\n.B ULVM_DEVICES\nThe devices to consider, comma separated, when "
+	        "\\-\\-devices is not given.\n"
+	        ".TP\n.B ULVM_DEVICESFILE\nA devices file, when \\-\\-devicesfile is not given.\n"
+	        ".TP\n.B ULVM_RUN_DIR\nWhere the active devices are recorded and ulvmd's sockets "
+	        "are (default /run/ulvm, else /tmp/ulvm\\-run\\-UID).\n"
+	        ".TP\n.B ULVM_LOCK_DIR\nWhere the VG locks are (default /run/lock/ulvm, else "
+	        "/tmp/ulvm\\-UID).\n");
+}
+
+static void man_command(FILE *f, const struct help_cmd *h, const char *as)
+{
+	char page[64];
+
+	snprintf(page, sizeof(page), "%s", as ? as : h->name);
+	if (!as)
+		snprintf(page, sizeof(page), "ulvm-%s", h->name);
+	man_header(f, page, h->summary);
+	fprintf(f, ".SH SYNOPSIS\n.nf\n");
+	for (size_t i = 0; h->forms[i].head; i++) {
+		const struct help_form *fm = &h->forms[i];
+		if (fm->title) {
+			fprintf(f, ".PP\n");
+			roff(f, fm->title);
+			fputc('\n', f);
+		}
+		fprintf(f, ".B ");
+		roff(f, as ? as : "ulvm ");
+		if (!as)
+			roff(f, h->name);
+		fputc(' ', f);
+		roff(f, fm->head);
+		fputc('\n', f);
+		fprintf(f, ".RS\n");
+		char b[256];
+		for (const struct help_opt *o = h->opts; o->l; o++) {
+			if (!in_form(o, i))
+				continue;
+			opt_text(o, b, sizeof(b));
+			fputs("[ ", f);
+			roff(f, b[0] == ' ' ? b + 3 : b);
+			fputs(" ]\n", f);
+		}
+		if (h->style == STYLE_LVM)
+			fputs("[ COMMON_OPTIONS ]\n", f);
+		if (fm->tail) {
+			roff(f, fm->tail);
+			fputc('\n', f);
+		}
+		fprintf(f, ".RE\n");
+	}
+	fprintf(f, ".fi\n.SH DESCRIPTION\n");
+	man_paragraphs(f, h->description);
+	if (h->style == STYLE_LVM)
+		man_paragraphs(f,
+		               "ulvm works like LVM2's command of the same name, on the same "
+		               "on-disk formats, in userspace: the devices it considers are only "
+		               "those given with --devices, --devicesfile or $ULVM_DEVICES.");
+	if (h->opts->l) {
+		fprintf(f, ".SH OPTIONS\n");
+		man_opts(f, h->opts);
+	}
+	if (h->style == STYLE_LVM) {
+		fprintf(f, ".SH COMMON OPTIONS\n");
+		man_opts(f, common_opts);
+	} else {
+		fprintf(f, ".TP\n.B \\-h|\\-\\-help\nPrint the usage and exit.\n");
+	}
+	man_environment(f);
+	fprintf(f, ".SH EXIT STATUS\n");
+	if (h->style == STYLE_LVM || !strcmp(h->name, "serve") || !strcmp(h->name, "dmsetup"))
+		fprintf(f, "0 on success, 3 for a bad command line, 5 when the command failed "
+		           "(LVM2's codes).\n");
+	else
+		fprintf(f, "0 on success, non\\-zero on failure.\n");
+	fprintf(f, ".SH SEE ALSO\n.BR ulvm (8)");
+	if (h->style == STYLE_LVM)
+		fprintf(f, ",\n.BR %s (8)", h->name);
+	fprintf(f, "\n");
+}
+
+static void man_ulvm(FILE *f)
+{
+	man_header(f, "ulvm", "LVM2-compatible volume management in userspace");
+	fprintf(f, ".SH SYNOPSIS\n.B ulvm\n.I command\n[\n.I options\n] [\n.I args\n]\n"
+	           ".br\n.B ulvm help\n[\n.I command\n]\n.SH DESCRIPTION\n");
+	man_paragraphs(
+	    f, "ulvm is a logical volume manager that runs entirely in userspace and reads and "
+	       "writes the same on-disk formats as LVM2 and the Linux kernel's device-mapper. PVs "
+	       "can be block devices or plain image files; ulvm never scans the host's /dev: the "
+	       "devices it considers are given with --devices, a devices file or $ULVM_DEVICES."
+	       "\n\nEvery command prints its usage with --help. Each has its own page, "
+	       "ulvm-COMMAND(8); the commands named like LVM2's take LVM2's options and give its "
+	       "output and exit codes.");
+	fprintf(f, ".SH COMMANDS\n");
+	for (size_t i = 0; i < ARRAY_SIZE(help_cmds); i++) {
+		fprintf(f, ".TP\n.BR ulvm\\-");
+		roff(f, help_cmds[i].name);
+		fprintf(f, " (8)\n");
+		roff(f, help_cmds[i].summary);
+		fputc('\n', f);
+	}
+	man_environment(f);
+	fprintf(f, ".SH EXIT STATUS\n0 on success, 3 for a bad command line, 5 when the command "
+	           "failed (LVM2's codes).\n.SH SEE ALSO\n.BR ulvmd (8),\n.BR lvm (8)\n");
+}
+
+int help_man(const char *page, FILE *f)
+{
+	const struct help_cmd *h;
+
+	if (!strcmp(page, "ulvm")) {
+		man_ulvm(f);
+		return ECMD_PROCESSED;
+	}
+	if (!strcmp(page, "ulvmd")) {
+		man_command(f, help_find("serve"), "ulvmd");
+		return ECMD_PROCESSED;
+	}
+	if (!strncmp(page, "ulvm-", 5))
+		page += 5;
+	if (!(h = help_find(page))) {
+		fprintf(stderr, "  No manual page for '%s'.\n", page);
+		return EINVALID_CMD_LINE;
+	}
+	man_command(f, h, NULL);
+	return ECMD_PROCESSED;
+}
+
+void help_pages(FILE *f)
+{
+	fprintf(f, "ulvm\nulvmd\n");
+	for (size_t i = 0; i < ARRAY_SIZE(help_cmds); i++)
+		fprintf(f, "ulvm-%s\n", help_cmds[i].name);
+}
