@@ -1,31 +1,101 @@
 #!/usr/bin/env bash
-# A scripted tour of ulvm on file-backed PVs: make image files, build a VG with linear and
-# striped LVs, list them, and (as root, with LVM2 installed) show that LVM2's own `lvs`
-# reads the same volumes through loop devices over the same files.
+# A scripted tour of ulvm's data path on file-backed PVs: a VG on image files; ulvmd started;
+# ext4 made on an LV through `ulvm mount` (FUSE) and a loop device, and files copied in; the
+# same LV read over NBD with nbdinfo and nbdcopy while it is mounted; lvremove refused while
+# it is in use; everything unmounted and ulvmd stopped. Then, with LVM2 installed, LVM2's own
+# `lvs` and `vgck` read the same volumes through loop devices over the same files.
+# The data path needs root (loop device, mount), /dev/fuse, e2fsprogs and libnbd-bin.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 ULVM=${ULVM:-$top/build/ulvm}
 dir=${TOUR_DIR:-$(mktemp -d /tmp/ulvm-tour.XXXXXX)}
 loops=()
-cleanup() { for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null || true; done; }
+ext_mounted=
+fuse_mounted=
+daemon=
+cleanup() {
+	set +e
+	[ -z "$ext_mounted" ] || umount "$dir/ext"
+	for l in "${loops[@]}"; do losetup -d "$l" 2>/dev/null; done
+	[ -z "$fuse_mounted" ] || fusermount3 -u "$dir/mnt"
+	[ -z "$daemon" ] || "$ULVM" serve --stop
+}
 trap cleanup EXIT
 
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+# A step that is meant to fail: its exit status is shown.
+refused() {
+	local rc=0
+	printf '\n\033[1m$ %s\033[0m\n' "$*"
+	"$@" || rc=$?
+	echo "(exit status $rc)"
+	[ "$rc" != 0 ] || { echo "tour: expected that to be refused" >&2; exit 1; }
+}
 
 cd "$dir"
 export ULVM_DEVICES="$dir/disk0.img,$dir/disk1.img,$dir/disk2.img"
 export ULVM_LOCK_DIR="$dir/locks"
+export ULVM_RUN_DIR="$dir/run" # ulvmd's sockets and the active devices of this tour
 echo "Tour directory: $dir (ULVM_DEVICES=$ULVM_DEVICES)"
 step truncate -s 512M disk0.img disk1.img disk2.img
 step "$ULVM" pvcreate disk0.img disk1.img disk2.img
 step "$ULVM" vgcreate tourvg disk0.img disk1.img disk2.img
-step "$ULVM" lvcreate -n root -L 200M tourvg
+step "$ULVM" lvcreate -n root -L 256M tourvg
 step "$ULVM" lvcreate -n fast -i 3 -I 64k -L 300M tourvg
-step "$ULVM" lvcreate -n data -l 50%FREE tourvg
-step "$ULVM" lvextend -L +100M tourvg/root
-step "$ULVM" vgs
 step "$ULVM" lvs -o lv_name,lv_size,seg_count,stripes,stripe_size,devices
-step "$ULVM" lvs --reportformat json -o lv_name,lv_size,lv_uuid
+
+data_path=yes
+for need in losetup mkfs.ext4 debugfs nbdinfo nbdcopy fusermount3; do
+	command -v $need >/dev/null || { data_path="no ($need is not installed)"; break; }
+done
+[ "$(id -u)" = 0 ] || data_path="no (it needs root: a loop device and a mount)"
+[ -c /dev/fuse ] || data_path="no (no /dev/fuse)"
+if [ "$data_path" = yes ]; then
+	echo
+	echo "ulvmd holds the active devices and serves them over NBD and FUSE:"
+	step "$ULVM" serve
+	daemon=1
+	step "$ULVM" lvchange -ay tourvg/root
+	step mkdir -p mnt ext
+	step "$ULVM" mount "$dir/mnt"
+	fuse_mounted=1
+	step ls -l mnt/tourvg
+	echo
+	echo "ext4 on the LV, through a loop device over its FUSE file:"
+	printf '\n\033[1m$ losetup -f --show mnt/tourvg/root\033[0m\n'
+	loops+=("$(losetup -f --show "$dir/mnt/tourvg/root")")
+	echo "${loops[0]}"
+	step mkfs.ext4 -q "${loops[0]}"
+	step mount "${loops[0]}" ext
+	ext_mounted=1
+	step cp -r "$top/README.md" "$top/docs" ext/
+	step sync
+	step df -h ext
+	echo
+	echo "The same LV over NBD, while it is mounted:"
+	uri="nbd+unix:///tourvg/root?socket=$ULVM_RUN_DIR/nbd.sock"
+	step nbdinfo "$uri"
+	step nbdcopy "$uri" root-copy.img
+	step debugfs -R 'ls -l /docs' root-copy.img
+	echo
+	echo "An LV in use cannot go (as LVM2: -f does not override it):"
+	step "$ULVM" lvs -o lv_name,lv_attr,lv_size tourvg
+	refused "$ULVM" lvremove -f tourvg/root
+	echo
+	echo "Unmount, detach, stop ulvmd:"
+	step umount ext
+	ext_mounted=
+	step losetup -d "${loops[0]}"
+	loops=()
+	step fusermount3 -u "$dir/mnt"
+	fuse_mounted=
+	step "$ULVM" lvs -o lv_name,lv_attr,lv_size tourvg
+	step "$ULVM" serve --stop
+	daemon=
+else
+	echo
+	echo "(Skipping the data path -- ulvmd, ext4 through ulvm mount, NBD: $data_path.)"
+fi
 
 if [ "$(id -u)" != 0 ] || ! command -v lvs >/dev/null || ! losetup -f >/dev/null 2>&1; then
 	echo

@@ -1,0 +1,128 @@
+#!/bin/bash
+# One device, three ways in: with ulvmd running, `ulvm dd` writes an LV while a FUSE reader
+# (a file of `ulvm mount`, kept open) and an NBD reader (a connection to the daemon's
+# export, kept open) read it. Each pattern written through one of them is read back through
+# the other two at once: dd -> FUSE and NBD, FUSE -> dd and NBD, NBD -> dd and FUSE.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_root
+need_python
+export ULVM_RUN_DIR=$T/run
+. "$E2E_DIR/fuse_lib.sh"
+. "$E2E_DIR/ulvmd_lib.sh"
+READERS=
+ULVMD_CLEANUP='[ -z "$READERS" ] || kill $READERS 2>/dev/null; _fuse_cleanup'
+
+VG=e2e78
+DIR=$T/mnt
+mkimg a 64M
+mkimg b 64M
+ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
+ulvm vgcreate $VG "$(img a)" "$(img b)" >/dev/null
+ulvm lvcreate -n lv -i 2 -I 64k -L 16M $VG >/dev/null
+ulvmd_start
+ulvm lvchange -ay $VG/lv
+mkdir -p "$DIR"
+ulvm mount "$DIR" || fail "ulvm mount"
+FUSE_MNTS+=("$DIR")
+
+# The readers: one process holding the FUSE file open and an NBD connection. Requests come
+# as files $T/req ("fuse|nbd read|write OFFSET LENGTH FILE"); the answer is $T/rep ("ok").
+python3 - "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv" "$T" <<'EOF' &
+import os, socket, struct, sys, time
+path, sock, name, d = sys.argv[1], sys.argv[2], sys.argv[3].encode(), sys.argv[4]
+f = os.open(path, os.O_RDWR)
+s = socket.socket(socket.AF_UNIX); s.connect(sock)
+def recvn(n):
+    b = b''
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c: raise SystemExit('NBD connection closed')
+        b += c
+    return b
+recvn(18)
+s.sendall(struct.pack('>I', 3))
+s.sendall(b'IHAVEOPT' + struct.pack('>II', 1, len(name)) + name)
+recvn(10)
+handle = 0
+def nbd(cmd, off, n, data=b''):
+    global handle
+    handle += 1
+    s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, cmd, handle, off, n) + data)
+    magic, err, h = struct.unpack('>IIQ', recvn(16))
+    if err: raise SystemExit('NBD error %d' % err)
+    return recvn(n) if cmd == 0 else b''
+open(d + '/ready', 'w').close()
+idle = time.time()
+while True:
+    if not os.path.exists(d + '/req'):
+        if time.time() - idle > 120: raise SystemExit('no request for 2 minutes')
+        time.sleep(0.01); continue
+    idle = time.time()
+    way, op, off, n, file = open(d + '/req').read().split()
+    os.unlink(d + '/req')
+    off, n = int(off), int(n)
+    if way == 'quit': break
+    if op == 'read':
+        data = os.pread(f, n, off) if way == 'fuse' else nbd(0, off, n)
+        open(file, 'wb').write(data)
+    else:
+        data = open(file, 'rb').read()
+        if way == 'fuse': os.pwrite(f, data, off); os.fsync(f)
+        else: nbd(1, off, n, data); nbd(3, 0, 0)
+    open(d + '/rep.tmp', 'w').write('ok\n'); os.rename(d + '/rep.tmp', d + '/rep')
+os.close(f)
+s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, 2, handle + 1, 0, 0))
+EOF
+READERS=$!
+for i in $(seq 200); do [ -e "$T/ready" ] && break; sleep 0.05; done
+[ -e "$T/ready" ] || fail "the FUSE and NBD readers did not start"
+ask() { # WAY OP OFFSET LENGTH FILE
+	rm -f "$T/rep"
+	echo "$*" >"$T/req.tmp"
+	mv "$T/req.tmp" "$T/req"
+	for i in $(seq 500); do [ -e "$T/rep" ] && return 0; kill -0 $READERS 2>/dev/null || break; sleep 0.02; done
+	fail "the readers did not answer: $*"
+}
+assert_match 'Open count: +2$' "$("$ULVM" dmsetup info $VG-lv)" "FUSE file and NBD connection hold it"
+
+M=$((1 << 20))
+sum() { sha256sum <"$1" | cut -d' ' -f1; }
+for round in 1 2 3; do
+	off=$((round * 3 * M))
+	head -c $M /dev/urandom >"$T/p"
+	case $round in
+	1) # ulvm dd writes (a client of the daemon's NBD export)
+		ulvm dd if="$T/p" of=$VG/lv bs=1M seek=$((off / M)) conv=notrunc status=none
+		ask fuse read $off $M "$T/r1"
+		ask nbd read $off $M "$T/r2"
+		;;
+	2) # the FUSE file writes
+		ask fuse write $off $M "$T/p"
+		ulvm dd if=$VG/lv of="$T/r1" bs=1M skip=$((off / M)) count=1 status=none
+		ask nbd read $off $M "$T/r2"
+		;;
+	3) # the NBD connection writes
+		ask nbd write $off $M "$T/p"
+		ulvm dd if=$VG/lv of="$T/r1" bs=1M skip=$((off / M)) count=1 status=none
+		ask fuse read $off $M "$T/r2"
+		;;
+	esac
+	assert_eq "$(sum "$T/p")" "$(sum "$T/r1")" "round $round: the first other way reads the pattern"
+	assert_eq "$(sum "$T/p")" "$(sum "$T/r2")" "round $round: the second other way reads the pattern"
+done
+# A dd over the whole LV while both stay open: each reads it back the same.
+head -c $((16 * M)) /dev/urandom >"$T/whole"
+ulvm dd if="$T/whole" of=$VG/lv bs=1M status=none
+ask fuse read 0 $((16 * M)) "$T/r1"
+ask nbd read 0 $((16 * M)) "$T/r2"
+assert_eq "$(sum "$T/whole")" "$(sum "$T/r1")" "FUSE after the whole-LV dd"
+assert_eq "$(sum "$T/whole")" "$(sum "$T/r2")" "NBD after the whole-LV dd"
+
+echo "quit x 0 0 x" >"$T/req"
+wait $READERS || fail "the readers failed"
+READERS=
+fusermount3 -u "$DIR"
+FUSE_MNTS=()
+ulvmd_stop
+echo "PASS"
