@@ -50,17 +50,16 @@ $VG-other" "$("$ULVM" dmsetup ls)" "$1: both devices still active"
 }
 
 # 1. An NBD client holds the export open (raw handshake, then it waits until told to go).
-python3 - "$sock" "$VG/lv" "$T/held" "$T/go" <<'EOF' &
-import os, socket, struct, sys, time
-s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-s.recv(18)
-s.sendall(struct.pack('>I', 1))
-name = sys.argv[2].encode()
-s.sendall(b'IHAVEOPT' + struct.pack('>II', 1, len(name)) + name)  # NBD_OPT_EXPORT_NAME
-s.recv(10)
-open(sys.argv[3], 'w').close()
-while not os.path.exists(sys.argv[4]):
+python3 - "$E2E_DIR" "$sock" "$VG/lv" "$T/held" "$T/go" <<'EOF' &
+import os, sys, time
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+import nbd_raw
+c = nbd_raw.Conn(sys.argv[2], sys.argv[3])
+open(sys.argv[4], 'w').close()
+while not os.path.exists(sys.argv[5]):
     time.sleep(0.05)
+c.close()
 EOF
 HOLD=$!
 for i in $(seq 200); do [ -e "$T/held" ] && break; sleep 0.05; done

@@ -28,30 +28,18 @@ FUSE_MNTS+=("$DIR")
 
 # The readers: one process holding the FUSE file open and an NBD connection. Requests come
 # as files $T/req ("fuse|nbd read|write OFFSET LENGTH FILE"); the answer is $T/rep ("ok").
-python3 - "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv" "$T" <<'EOF' &
-import os, socket, struct, sys, time
-path, sock, name, d = sys.argv[1], sys.argv[2], sys.argv[3].encode(), sys.argv[4]
+python3 - "$E2E_DIR" "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv" "$T" <<'EOF' &
+import os, sys, time
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+import nbd_raw
+path, d = sys.argv[2], sys.argv[5]
 f = os.open(path, os.O_RDWR)
-s = socket.socket(socket.AF_UNIX); s.connect(sock)
-def recvn(n):
-    b = b''
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c: raise SystemExit('NBD connection closed')
-        b += c
-    return b
-recvn(18)
-s.sendall(struct.pack('>I', 3))
-s.sendall(b'IHAVEOPT' + struct.pack('>II', 1, len(name)) + name)
-recvn(10)
-handle = 0
+c = nbd_raw.Conn(sys.argv[3], sys.argv[4])
 def nbd(cmd, off, n, data=b''):
-    global handle
-    handle += 1
-    s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, cmd, handle, off, n) + data)
-    magic, err, h = struct.unpack('>IIQ', recvn(16))
+    err, got = c.request(cmd, off, n, data)
     if err: raise SystemExit('NBD error %d' % err)
-    return recvn(n) if cmd == 0 else b''
+    return got
 open(d + '/ready', 'w').close()
 idle = time.time()
 while True:
@@ -64,15 +52,15 @@ while True:
     off, n = int(off), int(n)
     if way == 'quit': break
     if op == 'read':
-        data = os.pread(f, n, off) if way == 'fuse' else nbd(0, off, n)
+        data = os.pread(f, n, off) if way == 'fuse' else nbd(nbd_raw.READ, off, n)
         open(file, 'wb').write(data)
     else:
         data = open(file, 'rb').read()
         if way == 'fuse': os.pwrite(f, data, off); os.fsync(f)
-        else: nbd(1, off, n, data); nbd(3, 0, 0)
+        else: nbd(nbd_raw.WRITE, off, n, data); nbd(nbd_raw.FLUSH, 0, 0)
     open(d + '/rep.tmp', 'w').write('ok\n'); os.rename(d + '/rep.tmp', d + '/rep')
 os.close(f)
-s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, 2, handle + 1, 0, 0))
+c.close()
 EOF
 READERS=$!
 for i in $(seq 200); do [ -e "$T/ready" ] && break; sleep 0.05; done

@@ -25,34 +25,21 @@ sock="$ULVM_RUN_DIR/nbd.sock"
 
 # A client that stays connected: it reads 4 KiB at each offset written to $T/cmd and writes
 # the reply's error number to $T/res (0 = the read worked).
-python3 - "$sock" "$VG/lv" "$T" <<'EOF' &
-import os, socket, struct, sys, time
-sock, name, d = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
-s = socket.socket(socket.AF_UNIX); s.connect(sock)
-def recvn(n):
-    b = b''
-    while len(b) < n:
-        c = s.recv(n - len(b))
-        if not c: raise SystemExit('closed')
-        b += c
-    return b
-recvn(18)
-s.sendall(struct.pack('>I', 3))                       # fixed newstyle, no zeroes
-s.sendall(b'IHAVEOPT' + struct.pack('>II', 1, len(name)) + name)
-size, flags = struct.unpack('>QH', recvn(10))
-open(d + '/held', 'w').write('%d\n' % size)
-handle = 0
-while True:
-    if os.path.exists(d + '/quit'): break
+python3 - "$E2E_DIR" "$sock" "$VG/lv" "$T" <<'EOF' &
+import os, sys, time
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+import nbd_raw
+d = sys.argv[4]
+c = nbd_raw.Conn(sys.argv[2], sys.argv[3])
+open(d + '/held', 'w').write('%d\n' % c.size)
+while not os.path.exists(d + '/quit'):
     if not os.path.exists(d + '/cmd'):
         time.sleep(0.02); continue
     off = int(open(d + '/cmd').read()); os.unlink(d + '/cmd')
-    handle += 1
-    s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, 0, handle, off, 4096))
-    magic, err, h = struct.unpack('>IIQ', recvn(16))
-    if err == 0: recvn(4096)
+    err, _ = c.request(nbd_raw.READ, off, 4096)
     open(d + '/res.tmp', 'w').write('%d\n' % err); os.rename(d + '/res.tmp', d + '/res')
-s.sendall(struct.pack('>IHHQQI', 0x25609513, 0, 2, handle + 1, 0, 0))
+c.close()
 EOF
 HOLD=$!
 for i in $(seq 200); do [ -e "$T/held" ] && break; sleep 0.05; done
