@@ -136,6 +136,9 @@ struct ulvm_ctx_opts {
 	/* Do not log damaged labels or metadata areas found by scans (the caller reports the
 	 * `problem` of each ulvm_dev_info itself, as pvck does). */
 	bool silent_scan;
+	/* Test mode (LVM2's -t): the metadata is computed and "written" as always, but nothing
+	 * reaches the devices (their writes are dropped). */
+	bool test_mode;
 };
 
 int ulvm_ctx_new(const struct ulvm_ctx_opts *opts, struct ulvm_ctx **out);

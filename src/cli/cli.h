@@ -22,7 +22,9 @@ struct cli {
 	const char *devices;
 	const char *devicesfile;
 	bool yes, force, verbose, quiet;
+	bool test; /* -t: nothing is written, nothing (de)activated */
 	int force_count;
+	int verbose_level; /* -v: 1, -vv: 2, ... */
 	/* report options */
 	const char *fields[16]; /* -o, in order given */
 	int nfields;
@@ -52,6 +54,9 @@ struct command {
 /* main.c */
 int cli_open_ctx(struct cli *c);
 int cli_fail(int err); /* print ulvm_last_error() as one line; return ECMD_FAILED */
+/* LVM2's verbose messages: printed (to stderr) from -v repeated `level` times up. */
+void cli_verbose(const struct cli *c, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 void cli_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Split "VG/LV" (or "/dev/VG/LV"). */
 int cli_split_lv(const char *arg, char *vg, size_t vglen, char *lv, size_t lvlen);
@@ -126,11 +131,11 @@ int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool 
 	    {"force", no_argument, NULL, 'f'}, {"verbose", no_argument, NULL, 'v'},                \
 	    {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},                   \
 	    {"debug", no_argument, NULL, 'd'}, {"commandprofile", required_argument, NULL, 1004},  \
-	    {"nolocking", no_argument, NULL, 1005},                                                \
+	    {"nolocking", no_argument, NULL, 1005}, {"test", no_argument, NULL, 't'},              \
 	{                                                                                          \
 		"lock-dir", required_argument, NULL, 1006                                          \
 	}
-#define COMMON_SHORTOPTS "yfvqhd"
+#define COMMON_SHORTOPTS "yfvqhdt"
 /* Handle a common option; returns 1 if handled, 0 if not, -1 on error. */
 int cli_common_opt(struct cli *c, int opt, const char *arg);
 extern const char *cli_lock_dir;

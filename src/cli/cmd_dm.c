@@ -318,6 +318,8 @@ int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool 
 	bool active = ulvm_lv_active(vg, lv);
 	int r;
 
+	if (c->test) /* -t: nothing is (de)activated */
+		return 0;
 	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
 	ulvm_lv_dm_uuid(vg, lv, uuid, sizeof(uuid));
 	if (!on)

@@ -410,7 +410,7 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 	int opt;
 
 	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
-	while ((opt = getopt_long(argc, argv, "yvqhdf:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "yvqhdtf:", lo, NULL)) != -1) {
 		if (opt == 'F' || (opt == 'f' && optarg)) {
 			file = optarg;
 			continue;
@@ -449,7 +449,7 @@ int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 	int opt, r;
 
 	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
-	while ((opt = getopt_long(argc, argv, "yvqhdf:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "yvqhdtf:", lo, NULL)) != -1) {
 		if (opt == 'F' || (opt == 'f' && optarg)) {
 			file = optarg;
 			continue;

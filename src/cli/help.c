@@ -77,6 +77,8 @@ static const struct help_opt common_opts[] = {
     {'v', "verbose", NULL,
      "Print more about what the command does; repeat (up to -vvvv) for more detail.", 0},
     {'y', "yes", NULL, "Answer yes to every prompt.", 0},
+    {'t', "test", NULL,
+     "Run without writing anything: no metadata is updated, no volume (de)activated.", 0},
     {0, "commandprofile", "String", "Accepted for LVM2 compatibility; profiles do not apply.", 0},
     {0, "config", "String", "Accepted for LVM2 compatibility; LVM2 configuration does not apply.",
      0},

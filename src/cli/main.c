@@ -74,6 +74,19 @@ int cli_fail(int err)
 	return ECMD_FAILED;
 }
 
+void cli_verbose(const struct cli *c, int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (c->verbose_level < level)
+		return;
+	va_start(ap, fmt);
+	fputs("  ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
 int cli_common_opt(struct cli *c, int opt, const char *arg)
 {
 	switch (opt) {
@@ -111,8 +124,18 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 		c->force_count++;
 		return 1;
 	case 'v':
+		/* -v: LVM2's main messages (the library's notes among them); -vv and up: the
+		 * library's debugging too. */
 		c->verbose = true;
-		ulvm_set_log(NULL, NULL, ULVM_LOG_DEBUG);
+		c->verbose_level++;
+		ulvm_set_log(NULL, NULL, c->verbose_level > 1 ? ULVM_LOG_DEBUG : ULVM_LOG_INFO);
+		return 1;
+	case 't':
+		if (!c->test)
+			fprintf(stderr,
+			        "  TEST MODE: Metadata will NOT be updated and volumes will "
+			        "not be (de)activated.\n");
+		c->test = true;
 		return 1;
 	case 'q':
 		c->quiet = true;
@@ -129,7 +152,8 @@ int cli_open_ctx(struct cli *c)
 	                          .devicesfile = c->devicesfile,
 	                          .lock_dir = cli_lock_dir,
 	                          .no_locking = cli_nolocking,
-	                          .silent_scan = c->silent_scan};
+	                          .silent_scan = c->silent_scan,
+	                          .test_mode = c->test};
 
 	int r;
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -75,7 +76,7 @@ static bool on_memory_fs(const char *path)
 
 int bdev_open(const char *path, unsigned flags, struct bdev **out)
 {
-	int oflags = (flags & BDEV_RDONLY) ? O_RDONLY : O_RDWR;
+	int oflags = (flags & (BDEV_RDONLY | BDEV_DROP_WRITES)) ? O_RDONLY : O_RDWR;
 	struct bdev *bd;
 	struct stat st;
 	int fd = -1;
@@ -104,6 +105,7 @@ int bdev_open(const char *path, unsigned flags, struct bdev **out)
 	}
 	bd->fd = fd;
 	bd->rdonly = flags & BDEV_RDONLY;
+	bd->drop_writes = flags & BDEV_DROP_WRITES;
 	bd->direct = (fcntl(fd, F_GETFL) & O_DIRECT) != 0;
 	bd->sector_size = SECTOR_SIZE;
 	if (S_ISBLK(st.st_mode)) {
@@ -212,14 +214,63 @@ static int check_range(struct bdev *bd, size_t len, uint64_t off)
 	return 0;
 }
 
+/* Test mode's dropped writes, kept in memory for the rest of the process so that what it
+ * reads back (a rescan after pvcreate, a VG after its commit) is what it would have written:
+ * the command runs its whole course against an overlay that never reaches the device. */
+struct dropped_write {
+	uint64_t dev; /* bdev identity */
+	uint64_t off;
+	size_t len;
+	unsigned char *data;
+};
+static struct dropped_write *dropped;
+static size_t ndropped;
+static pthread_mutex_t dropped_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int drop_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
+{
+	struct dropped_write *n;
+	unsigned char *copy = malloc(len ? len : 1);
+
+	pthread_mutex_lock(&dropped_lock);
+	n = copy ? realloc(dropped, (ndropped + 1) * sizeof(*dropped)) : NULL;
+	if (!n) {
+		pthread_mutex_unlock(&dropped_lock);
+		free(copy);
+		return ulvm_error(-ENOMEM, "%s: out of memory", bd->path);
+	}
+	dropped = n;
+	memcpy(copy, buf, len);
+	dropped[ndropped++] = (struct dropped_write){bd->dev, off, len, copy};
+	pthread_mutex_unlock(&dropped_lock);
+	return 0;
+}
+
+/* Lay the dropped writes (oldest first) over what was read. */
+static void overlay_dropped(struct bdev *bd, unsigned char *buf, size_t len, uint64_t off)
+{
+	pthread_mutex_lock(&dropped_lock);
+	for (size_t i = 0; i < ndropped; i++) {
+		const struct dropped_write *w = &dropped[i];
+		uint64_t lo = w->off > off ? w->off : off;
+		uint64_t hi = w->off + w->len < off + len ? w->off + w->len : off + len;
+		if (w->dev == bd->dev && lo < hi)
+			memcpy(buf + (lo - off), w->data + (lo - w->off), (size_t)(hi - lo));
+	}
+	pthread_mutex_unlock(&dropped_lock);
+}
+
 int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t off)
 {
 	int r = check_range(bd, len, off);
 
 	if (r)
 		return r;
-	return direct_ok(bd, buf, len, off) ? rw_full(bd, false, buf, len, off)
-	                                    : rw_bounce(bd, false, buf, len, off);
+	r = direct_ok(bd, buf, len, off) ? rw_full(bd, false, buf, len, off)
+	                                 : rw_bounce(bd, false, buf, len, off);
+	if (!r && bd->drop_writes)
+		overlay_dropped(bd, buf, len, off);
+	return r;
 }
 
 int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
@@ -229,8 +280,8 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 	if (bd->rdonly)
 		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
 	r = check_range(bd, len, off);
-	if (r)
-		return r;
+	if (r || bd->drop_writes)
+		return r ? r : drop_write(bd, buf, len, off);
 	FAULT_CHECK(bd, true);
 	return direct_ok(bd, buf, len, off) ? rw_full(bd, true, (void *)buf, len, off)
 	                                    : rw_bounce(bd, true, (void *)buf, len, off);
@@ -238,7 +289,7 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 
 int bdev_flush(struct bdev *bd)
 {
-	if (bd->rdonly)
+	if (bd->rdonly || bd->drop_writes)
 		return 0;
 	FAULT_CHECK(bd, false);
 	if (fdatasync(bd->fd) < 0)
@@ -253,7 +304,7 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 	if (bd->rdonly)
 		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
 	r = check_range(bd, (size_t)len, off);
-	if (r)
+	if (r || bd->drop_writes)
 		return r;
 	FAULT_CHECK(bd, true);
 	if (bd->is_blockdev) {

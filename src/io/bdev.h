@@ -15,6 +15,10 @@
 enum bdev_open_flags {
 	BDEV_RDONLY = 1 << 0,
 	BDEV_NO_DIRECT = 1 << 1, /* buffered even where O_DIRECT works */
+	/* Test mode (-t): opened read-only; writes, flushes and discards succeed without
+	 * touching the device (the process reads its own dropped writes back), so a command
+	 * runs its whole course and changes nothing. */
+	BDEV_DROP_WRITES = 1 << 2,
 };
 
 struct bdev {
@@ -25,7 +29,8 @@ struct bdev {
 	bool is_blockdev;
 	bool direct; /* opened with O_DIRECT */
 	bool rdonly;
-	uint64_t dev; /* st_rdev for block devices, st_dev^st_ino otherwise: identity */
+	bool drop_writes; /* BDEV_DROP_WRITES */
+	uint64_t dev;     /* st_rdev for block devices, st_dev^st_ino otherwise: identity */
 };
 
 int bdev_open(const char *path, unsigned flags, struct bdev **out);

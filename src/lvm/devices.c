@@ -224,18 +224,19 @@ struct dev_entry *ctx_find_pv_uuid(struct ulvm_ctx *ctx, const char *uuid)
 /* Image files are read through the page cache, which every writer of the file shares, so
  * it is never stale and rescans cost no disk I/O. Block devices keep O_DIRECT: a block
  * device's cache is not kept coherent with writes that reach the disk by another path. */
-static unsigned dev_open_flags(const struct dev_entry *d)
+/* Test mode is this one switch: every device the metadata is written to drops its writes. */
+static unsigned dev_open_flags(const struct ulvm_ctx *ctx, const struct dev_entry *d)
 {
-	return d->is_file ? BDEV_NO_DIRECT : 0;
+	return (d->is_file ? BDEV_NO_DIRECT : 0) | (ctx->opts.test_mode ? BDEV_DROP_WRITES : 0);
 }
 
 static int dev_open(struct ulvm_ctx *ctx, struct dev_entry *d)
 {
 	if (d->bd)
 		return 0;
-	if (!ctx->opts.readonly && bdev_open(d->path, dev_open_flags(d), &d->bd) == 0)
+	if (!ctx->opts.readonly && bdev_open(d->path, dev_open_flags(ctx, d), &d->bd) == 0)
 		return 0;
-	return bdev_open(d->path, dev_open_flags(d) | BDEV_RDONLY, &d->bd);
+	return bdev_open(d->path, dev_open_flags(ctx, d) | BDEV_RDONLY, &d->bd);
 }
 
 int dev_open_rw(struct ulvm_ctx *ctx, struct dev_entry *d)
@@ -247,7 +248,7 @@ int dev_open_rw(struct ulvm_ctx *ctx, struct dev_entry *d)
 		return ulvm_error(-EROFS, "%s: devices are open read-only", d->path);
 	if (d->bd && !d->bd->rdonly)
 		return 0;
-	if ((r = bdev_open(d->path, dev_open_flags(d), &bd)))
+	if ((r = bdev_open(d->path, dev_open_flags(ctx, d), &bd)))
 		return r;
 	bdev_close(d->bd);
 	d->bd = bd;
