@@ -42,7 +42,8 @@ class Fuse(Experiment):
 
     def estimate(self, ctx):
         _, secs, reps, size, stacks = self.params(ctx)
-        return reps * (len(stacks) * len(WORK) * 2 * (secs + 1.4) + size / 200 + 2)
+        # fio: a 1 s ramp and ~0.5 s of its own per job; each stack's setup (mkfs, layout)
+        return reps * (len(stacks) * (len(WORK) * 2 * (secs + 1.6) + size / 100) + 3)
 
     def run(self, ctx, ws, tables):
         t = tables[0]

@@ -13,6 +13,24 @@ need_python
 for t in fio nbdkit qemu-nbd losetup mkfs.ext4; do
 	command -v $t >/dev/null || skip "$t not installed (scripts/deps.sh --test)"
 done
+# The measuring unit refuses what it cannot do, with one line naming the problem.
+mkimg a 64M
+ulvm vgcreate e2e95 "$(img a)" >/dev/null
+ulvm lvcreate -n lv -L 8M e2e95 >/dev/null
+for bad in "--rw sideways" "--bs 1000" "--qd 0" "--seconds 0"; do
+	rc=0
+	"$ULVM" bench cell --devices "$(imgs_csv)" --lv e2e95/lv $bad >"$T/cell.out" \
+		2>"$T/cell.raw" || rc=$?
+	_san_filter "ulvm bench cell $bad" <"$T/cell.raw" >"$T/cell.err"
+	[ $rc != 0 ] || fail "ulvm bench cell $bad: exit 0"
+	[ "$(wc -l <"$T/cell.err")" = 1 ] || fail "ulvm bench cell $bad: $(cat "$T/cell.err")"
+done
+"$ULVM" bench cell --devices "$(imgs_csv)" --lv e2e95/lv --rw write --bs 1M --once \
+	>"$T/cell.json" 2>"$T/cell.raw" || { cat "$T/cell.raw" >&2; fail "ulvm bench cell --once"; }
+_san_filter "ulvm bench cell --once" <"$T/cell.raw" >&2
+"$PYTHON" -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(j["bytes"] != 8 << 20)' \
+	"$T/cell.json" || fail "a --once write of an 8 MiB LV did not move 8 MiB: $(cat "$T/cell.json")"
+
 # The driver of this tree (run.sh runs a copy of the binary, away from the tree).
 export ULVM_BENCH_DIR=$E2E_DIR/../../bench
 
