@@ -47,7 +47,7 @@ static const struct command commands[] = {
      "Userspace device-mapper: create, table, status, ls, remove, suspend, resume, reload"},
     {"serve", cmd_serve, "Run ulvmd: active devices, NBD exports, the control socket"},
     {"dd", cmd_dd, "Copy data in and out of LVs, mapped devices and files, like dd"},
-    {"bench", cmd_bench, "Benchmarks: an LV against its raw backing file, through the library"},
+    {"bench", cmd_bench, "Benchmarks: the seed experiments, ulvm beside its baselines"},
     {"mount", cmd_mount, "Show the active LVs as files DIR/VG/LV (FUSE), for losetup, dd, ..."},
     {"thin_check", cmd_thin_tool, "Check dm-thin pool metadata (thin-provisioning-tools' options)"},
     {"thin_dump", cmd_thin_tool, "Dump dm-thin pool metadata as thin_dump's XML"},
