@@ -319,12 +319,13 @@ static const struct help_cmd help_cmds[] = {
           {0, "status=", "none|noxfer|progress", "What is printed.", 0}),
      "Copies data with GNU dd's operands. if= and of= name a file, an LV as VG/LV (the active "
      "device, else activated in this process) or an active device of ulvm's device-mapper."},
-    {"bench", "Benchmarks: an LV against its raw backing file, through the library", STYLE_TOOL,
+    {"bench", "Benchmarks: the seed experiments, ulvm beside its baselines", STYLE_TOOL,
      FORMS({NULL, "seed000|seed001|seed002|seed003|seed004|nbd|fuse|metadata|all [--quick]",
             "[--dir DIR]... [--repeat N] [--out DIR]"},
            {NULL, "io [--dir DIR]... [--size SIZE] [--seconds S] [--repeat N]",
             "[--json FILE] [--only WORKLOAD]"},
-           {NULL, "cell (--lv VG/LV | --raw PATH | --raw-under VG/LV) ...", NULL}),
+           {NULL, "cell (--lv VG/LV | --raw PATH | --raw-under VG/LV | --file PATH)",
+            "[--direct] [--rw RW] [--bs SIZE] [--qd N] [--seconds S | --once]"}),
      NO_OPTS,
      "Runs ulvm's benchmarks; each result is a ratio against a baseline measured in the same "
      "run. docs/BENCHMARKS.md says what each measures."},
