@@ -34,8 +34,8 @@ struct space_map {
 	size_t ndelta, cap;
 	struct u64map dmap; /* block -> position in delta */
 	uint64_t cursor;
-	uint64_t rewrite_bitmap; /* a bitmap to rewrite at the commit even if unchanged */
-	const char *what;        /* "metadata" or "data" */
+	uint64_t rewrite_from; /* bitmaps from here on are rewritten at the commit (grown) */
+	const char *what;      /* "metadata" or "data" */
 };
 
 static const struct btree_value_type ref_vt = {4, NULL, NULL, NULL};
@@ -72,7 +72,7 @@ static int sm_alloc(enum sm_kind kind, struct transaction_manager *tm, uint64_t 
 		return ulvm_error(-ENOMEM, "out of memory for a space map index");
 	}
 	u64map_init(&sm->dmap);
-	sm->rewrite_bitmap = UINT64_MAX;
+	sm->rewrite_from = UINT64_MAX;
 	*out = sm;
 	return 0;
 }
@@ -349,7 +349,7 @@ int sm_commit(struct space_map *sm)
 	while (again) {
 		again = false;
 		for (uint64_t bi = 0; bi < sm->nr_bitmaps; bi++) {
-			if (newloc[bi] || (sm->idx[bi].blocknr && bi != sm->rewrite_bitmap))
+			if (newloc[bi] || (sm->idx[bi].blocknr && bi < sm->rewrite_from))
 				continue;
 			if ((r = tm_alloc_block(tm, &newloc[bi])))
 				goto out;
@@ -433,7 +433,7 @@ int sm_commit(struct space_map *sm)
 	}
 	sm->ndelta = 0;
 	u64map_clear(&sm->dmap);
-	sm->rewrite_bitmap = UINT64_MAX;
+	sm->rewrite_from = UINT64_MAX;
 	r = 0;
 out:
 	free(buf);
@@ -480,7 +480,7 @@ int sm_extend(struct space_map *sm, uint64_t nr_blocks)
 	}
 	/* The last old bitmap gains entries: rewrite it so that its hints cover them. */
 	if (sm->nr_blocks % SM_ENTRIES_PER_BITMAP && nr_blocks > sm->nr_blocks)
-		sm->rewrite_bitmap = sm->nr_bitmaps - 1;
+		sm->rewrite_from = MIN(sm->rewrite_from, sm->nr_bitmaps - 1);
 	sm->nr_bitmaps = nb;
 	sm->nr_blocks = nr_blocks;
 	return 0;

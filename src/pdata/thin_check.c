@@ -45,6 +45,7 @@ static const char *kind_name[] = {
 struct dev_seen {
 	uint64_t dev;
 	uint64_t root;
+	bool counted; /* the reference to root was counted elsewhere (a shared leaf) */
 	struct thin_disk_device_details d;
 };
 
@@ -137,7 +138,41 @@ struct tree {
 	void (*leaf)(struct chk *c, struct tree *t, uint64_t node, uint32_t nr,
 	             const uint64_t *keys, const uint8_t *vals);
 	void *arg;
+	bool fresh; /* the leaf being reported is visited for the first time */
 };
+
+/* A node seen before (shared with a tree walked earlier): its entries are still needed for
+ * this tree's device lists, but its references were counted on the first visit. */
+static void collect_seen(struct chk *c, struct tree *t, uint64_t b, int depth)
+{
+	struct bm_block *blk;
+	uint64_t keys[PDATA_BLOCK_SIZE / 8];
+	uint8_t vals[PDATA_BLOCK_SIZE];
+
+	if (depth > 32 || bm_read_lock(c->bm, b, &btree_node_validator, &blk)) {
+		ulvm_clear_error();
+		return; /* reported on the first visit */
+	}
+	const void *n = bm_block_data(blk);
+	uint32_t nr = btree_node_nr(n), leaf = btree_node_flags(n) == BTREE_NODE_LEAF;
+	uint32_t vs = le32_to_cpu(((const struct btree_node_header *)n)->value_size);
+	for (uint32_t i = 0; i < nr; i++)
+		keys[i] = btree_node_key(n, i);
+	if (nr)
+		memcpy(vals, btree_node_value(n, 0), (size_t)nr * vs);
+	bm_unlock(blk);
+	if (leaf) {
+		t->fresh = false;
+		t->leaf(c, t, b, nr, keys, vals);
+		t->fresh = true;
+		return;
+	}
+	for (uint32_t i = 0; i < nr; i++) {
+		le64 child;
+		memcpy(&child, vals + 8 * i, 8);
+		collect_seen(c, t, le64_to_cpu(child), depth + 1);
+	}
+}
 
 static uint64_t walk_node(struct chk *c, struct tree *t, uint64_t b, uint64_t lo, uint64_t hi,
                           bool has_hi, int depth)
@@ -151,8 +186,11 @@ static uint64_t walk_node(struct chk *c, struct tree *t, uint64_t b, uint64_t lo
 
 	if (seen < 0)
 		return 0;
-	if (seen > 0)
+	if (seen > 0) {
+		if (t->kind == K_DETAILS || t->kind == K_TOP)
+			collect_seen(c, t, b, depth);
 		return t->kind == K_BOTTOM ? c->subcount[b] : 0;
+	}
 	if (depth > 32) {
 		finding(c, true, "metadata block %" PRIu64 ": %s: deeper than 32 levels", b,
 		        t->name);
@@ -296,6 +334,7 @@ static void top_leaf(struct chk *c, struct tree *t, uint64_t node, uint32_t nr,
 		d->dev = keys[i];
 		memcpy(&raw, vals + 8 * i, 8);
 		d->root = le64_to_cpu(raw);
+		d->counted = !t->fresh;
 	}
 }
 
@@ -303,8 +342,8 @@ static void top_leaf(struct chk *c, struct tree *t, uint64_t node, uint32_t nr,
 static void check_trees(struct chk *c, uint64_t details_root, uint64_t mapping_root)
 {
 	struct devs det = {0}, top = {0};
-	struct tree td = {K_DETAILS, 24, "device details tree", 0, -1, details_leaf, &det};
-	struct tree tt = {K_TOP, 8, "mapping tree (top level)", 0, -1, top_leaf, &top};
+	struct tree td = {K_DETAILS, 24, "device details tree", 0, -1, details_leaf, &det, true};
+	struct tree tt = {K_TOP, 8, "mapping tree (top level)", 0, -1, top_leaf, &top, true};
 
 	progress(c, "examining devices tree");
 	walk_tree(c, &td, details_root);
@@ -320,8 +359,13 @@ static void check_trees(struct chk *c, uint64_t details_root, uint64_t mapping_r
 			char name[64];
 			snprintf(name, sizeof(name), "mapping tree of thin device %" PRIu64,
 			         top.v[i].dev);
-			struct tree tb = {K_BOTTOM, 8, name, top.v[i].dev, -1, mapping_leaf, NULL};
-			counts[i] = walk_tree(c, &tb, top.v[i].root);
+			struct tree tb = {K_BOTTOM,     8,    name, top.v[i].dev, -1,
+			                  mapping_leaf, NULL, true};
+			if (top.v[i].counted)
+				counts[i] =
+				    top.v[i].root < c->nr_meta ? c->subcount[top.v[i].root] : 0;
+			else
+				counts[i] = walk_tree(c, &tb, top.v[i].root);
 		}
 	/* Both trees list the same devices; details agree with the mappings. */
 	size_t i = 0, j = 0;
@@ -475,7 +519,8 @@ static void sm_walk(struct chk *c, struct sm_check *s, bool metadata)
 		}
 		bm_unlock(blk);
 	} else {
-		struct tree ti = {K_DSM_INDEX, 16, "data space map index", 0, -1, dindex_leaf, s};
+		struct tree ti = {K_DSM_INDEX, 16,  "data space map index", 0, -1, dindex_leaf,
+		                  s,           true};
 		walk_tree(c, &ti, iroot);
 	}
 	struct tree tr = {metadata ? K_MSM_REF : K_DSM_REF,
@@ -553,7 +598,7 @@ static void sm_compare(struct chk *c, struct sm_check *s, const uint32_t *found,
 			else if (cnt > want)
 				finding(c, false,
 				        "%s block %" PRIu64 ": leaked: reference count %u in the "
-				                            "space map, %u references found",
+				        "space map, %u references found",
 				        s->what, b, cnt, want);
 		}
 		for (uint32_t e = valid; e < SM_ENTRIES_PER_BITMAP; e++)
@@ -619,7 +664,7 @@ static bool check_superblock(struct chk *c, const void *sbd, uint64_t b, struct 
 	    si->data_block_size % THIN_MIN_DATA_BLOCK_SIZE)
 		finding(c, true,
 		        "metadata block %" PRIu64 ": superblock: data block size %u sectors (must "
-		                                  "be a multiple of 128 in 128..2097152)",
+		        "be a multiple of 128 in 128..2097152)",
 		        b, si->data_block_size);
 	if (si->incompat_flags)
 		finding(c, true,

@@ -28,3 +28,27 @@ peer_corpus() {
 	[ -d "$d/thin" ] || skip "the peer corpus (shared/peer-corpus/thin) is absent"
 	echo "$d"
 }
+
+# The workload driver (tests/unit/thin_workload.c) of the build that made $ULVM.
+THIN_WORKLOAD=${THIN_WORKLOAD:-${ULVM_BUILD_DIR:-$E2E_DIR/../../build-asan}/thin_workload}
+need_workload() {
+	[ -x "$THIN_WORKLOAD" ] || skip "thin_workload not built: $THIN_WORKLOAD (set THIN_WORKLOAD)"
+}
+# A workload test's setup: the tools, the driver, and $D for its images, on tmpfs when there
+# is one (the workloads flush after every commit), removed at exit before lib.sh's cleanup.
+workload_setup() {
+	need_thin_tools
+	need_workload
+	if [ -d /dev/shm ] && D=$(mktemp -d /dev/shm/ulvm-e2e-thin.XXXXXX 2>/dev/null); then
+		trap 'rc=$?; rm -rf "$D"; (exit $rc); _e2e_cleanup' EXIT
+	else
+		D=$T/img
+		mkdir -p "$D"
+	fi
+}
+workload() {
+	local rc=0
+	"$THIN_WORKLOAD" "$@" 2>"$T/.wl.err" || rc=$?
+	_san_filter "thin_workload $*" <"$T/.wl.err" >&2
+	return $rc
+}
