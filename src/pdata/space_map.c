@@ -87,6 +87,8 @@ void sm_destroy(struct space_map *sm)
 	free(sm);
 }
 
+static int check_data_size(struct transaction_manager *tm, uint64_t nr_blocks);
+
 /* ---- counts ---------------------------------------------------------------------------- */
 
 static int committed_count(struct space_map *sm, uint64_t b, uint32_t *count)
@@ -470,6 +472,11 @@ int sm_extend(struct space_map *sm, uint64_t nr_blocks)
 	if (sm->kind == SM_METADATA && nb > SM_MAX_METADATA_BITMAPS)
 		return ulvm_error(-EINVAL, "metadata space map: at most %llu blocks",
 		                  SM_MAX_METADATA_BLOCKS);
+	if (sm->kind == SM_DATA) {
+		int r = check_data_size(sm->tm, nr_blocks);
+		if (r)
+			return r;
+	}
 	if (nb > sm->nr_bitmaps) {
 		struct index_cpu *ni = realloc(sm->idx, nb * sizeof(*ni));
 		if (!ni)
@@ -528,10 +535,29 @@ int sm_metadata_create(struct transaction_manager *tm, uint64_t nr_blocks, struc
 	return 0;
 }
 
+/* Every bitmap is a metadata block of its own: refuse a data size the metadata device
+ * cannot hold the bitmaps of, before allocating an index for it. */
+static int check_data_size(struct transaction_manager *tm, uint64_t nr_blocks)
+{
+	uint64_t nb = bitmaps_for(nr_blocks), max = bm_nr_blocks(tm_bm(tm));
+
+	if (nb > max)
+		return ulvm_error(-ENOSPC,
+		                  "data space map: %" PRIu64 " blocks need %" PRIu64
+		                  " bitmaps, more than the %" PRIu64
+		                  " blocks of the metadata device",
+		                  nr_blocks, nb, max);
+	return 0;
+}
+
 int sm_disk_create(struct transaction_manager *tm, uint64_t nr_blocks, struct space_map **out)
 {
 	struct space_map *sm = NULL;
-	int r = sm_alloc(SM_DATA, tm, nr_blocks, &sm);
+	int r = check_data_size(tm, nr_blocks);
+
+	if (r)
+		return r;
+	r = sm_alloc(SM_DATA, tm, nr_blocks, &sm);
 
 	if (r)
 		return r;
@@ -606,7 +632,12 @@ int sm_disk_open(struct transaction_manager *tm, const struct disk_sm_root *root
 {
 	struct space_map *sm = NULL;
 	struct load_index li;
-	int r = sm_alloc(SM_DATA, tm, le64_to_cpu(root->nr_blocks), &sm);
+	uint64_t nr = le64_to_cpu(root->nr_blocks);
+	int r;
+
+	if ((r = check_data_size(tm, nr)))
+		return r;
+	r = sm_alloc(SM_DATA, tm, nr, &sm);
 
 	if (r)
 		return r;

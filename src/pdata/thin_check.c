@@ -58,7 +58,8 @@ struct chk {
 	uint8_t *kind;
 	uint64_t *subcount; /* mappings under a device mapping node */
 	uint64_t nr_data;
-	uint32_t *dref;
+	struct refcounts dref;
+	bool have_dref;
 	uint32_t time;
 	uint64_t trans_id;
 	const char *prefix; /* "" or "metadata snapshot: " */
@@ -277,8 +278,8 @@ static void mapping_leaf(struct chk *c, struct tree *t, uint64_t node, uint32_t 
 			        ": time %u later than the superblock's %u (metadata block %" PRIu64
 			        ")",
 			        t->dev, keys[i], tm, c->time, node);
-		if (c->dref && c->dref[d] < UINT32_MAX)
-			c->dref[d]++;
+		if (c->have_dref && refcounts_inc(&c->dref, d))
+			finding(c, true, "out of memory counting data references");
 	}
 }
 
@@ -498,6 +499,13 @@ static void sm_walk(struct chk *c, struct sm_check *s, bool metadata)
 		        s->nr_blocks);
 		return;
 	}
+	if (!metadata && s->nbm > c->nr_meta) {
+		finding(c, true,
+		        "data space map: %" PRIu64 " blocks need %" PRIu64
+		        " bitmaps, more than the metadata device has blocks",
+		        s->nr_blocks, s->nbm);
+		return;
+	}
 	s->bitmaps = calloc(s->nbm ? s->nbm : 1, sizeof(*s->bitmaps));
 	s->nr_free = calloc(s->nbm ? s->nbm : 1, sizeof(*s->nr_free));
 	s->nfb = calloc(s->nbm ? s->nbm : 1, sizeof(*s->nfb));
@@ -545,8 +553,8 @@ static void sm_walk(struct chk *c, struct sm_check *s, bool metadata)
 }
 
 /* Compare the counts in the bitmaps with the references found. */
-static void sm_compare(struct chk *c, struct sm_check *s, const uint32_t *found, uint64_t nfound,
-                       bool metadata)
+static void sm_compare(struct chk *c, struct sm_check *s, const uint32_t *found,
+                       const struct refcounts *sparse, uint64_t nfound, bool metadata)
 {
 	uint64_t allocated = 0;
 
@@ -588,7 +596,9 @@ static void sm_compare(struct chk *c, struct sm_check *s, const uint32_t *found,
 			} else {
 				allocated++;
 			}
-			uint32_t want = b < nfound ? found[b] : 0;
+			uint32_t want = b >= nfound ? 0
+			                : found     ? found[b]
+			                            : refcounts_get(sparse, b);
 			if (cnt < want)
 				finding(
 				    c, true,
@@ -628,7 +638,7 @@ static void sm_compare(struct chk *c, struct sm_check *s, const uint32_t *found,
 		        "%s space map: nr_allocated %" PRIu64 ", but %" PRIu64 " blocks are in use",
 		        s->what, le64_to_cpu(s->root.nr_allocated), allocated);
 	/* References to blocks the space map does not cover. */
-	for (uint64_t b = s->nr_blocks; b < nfound; b++)
+	for (uint64_t b = s->nr_blocks; found && b < nfound; b++)
 		if (found[b]) {
 			finding(c, true,
 			        "%s block %" PRIu64 ": in use but beyond the space map's %" PRIu64
@@ -748,11 +758,11 @@ int thin_check_metadata(struct bdev *bd, const struct thin_check_opts *o,
 	c.time = si.time;
 	c.trans_id = si.trans_id;
 	if (!o->skip_mappings) {
-		c.dref = calloc(c.nr_data ? c.nr_data : 1, sizeof(*c.dref));
-		if (!c.dref) {
+		if (refcounts_init(&c.dref, c.nr_data)) {
 			r = ulvm_error(-ENOMEM, "out of memory for the data reference counts");
 			goto out;
 		}
+		c.have_dref = true;
 	}
 	ref_block(&c, 0, K_SUPERBLOCK);
 	check_trees(&c, si.details_root, si.mapping_root);
@@ -776,8 +786,8 @@ int thin_check_metadata(struct bdev *bd, const struct thin_check_opts *o,
 		        le64_to_cpu(mroot.nr_blocks), c.nr_meta);
 	sm_walk(&c, &ms, true);
 	sm_walk(&c, &ds, false);
-	sm_compare(&c, &ms, c.mref, c.nr_meta, true);
-	sm_compare(&c, &ds, c.dref, c.nr_data, false);
+	sm_compare(&c, &ms, c.mref, NULL, c.nr_meta, true);
+	sm_compare(&c, &ds, NULL, &c.dref, c.nr_data, false);
 	sm_free_check(&ms);
 	sm_free_check(&ds);
 out:
@@ -785,7 +795,7 @@ out:
 	free(c.mref);
 	free(c.kind);
 	free(c.subcount);
-	free(c.dref);
+	refcounts_free(&c.dref);
 	bm_destroy(c.bm);
 	return r;
 }

@@ -8,6 +8,7 @@
 #include "pdata/btree.h"
 #include "pdata/thin_metadata.h"
 #include "pdata/thin_tools.h"
+#include "pdata/u64map.h"
 
 /* ---- reading without a transaction ---------------------------------------------------------- */
 
@@ -450,7 +451,7 @@ int thin_ls_field_by_name(const char *name)
 }
 
 struct ls_count {
-	uint32_t *cnt;
+	struct refcounts cnt;
 	uint64_t nr;
 	int pass; /* 1: count references; 2: classify */
 	uint64_t mapped, exclusive, highest;
@@ -468,13 +469,12 @@ static int ls_mapping(void *arg, uint64_t key, const void *value)
 		return ulvm_error(
 		    -EILSEQ, "data block %" PRIu64 " beyond the data device (%" PRIu64 " blocks)",
 		    d, c->nr);
-	if (c->pass == 1) {
-		if (c->cnt[d] < UINT32_MAX)
-			c->cnt[d]++;
-		return 0;
-	}
+	if (c->pass == 1)
+		return refcounts_inc(&c->cnt, d)
+		           ? ulvm_error(-ENOMEM, "out of memory counting blocks")
+		           : 0;
 	c->mapped++;
-	c->exclusive += c->cnt[d] == 1;
+	c->exclusive += refcounts_get(&c->cnt, d) == 1;
 	c->highest = key;
 	c->any = true;
 	return 0;
@@ -506,8 +506,7 @@ int thin_ls(struct bdev *bd, bool metadata_snap, const int *fields, int nfields,
 	if (r)
 		return r;
 	c.nr = rd.sb.data_nr_blocks;
-	c.cnt = calloc(c.nr ? c.nr : 1, sizeof(*c.cnt));
-	if (!c.cnt) {
+	if (refcounts_init(&c.cnt, c.nr)) {
 		r = ulvm_error(-ENOMEM, "out of memory for %" PRIu64 " data block counts", c.nr);
 		goto out;
 	}
@@ -629,7 +628,7 @@ out:
 		for (size_t i = 0; i < (devs.n + 1) * (size_t)nfields; i++)
 			free(cells[i]);
 	free(cells);
-	free(c.cnt);
+	refcounts_free(&c.cnt);
 	free(devs.v);
 	reader_close(&rd);
 	return r;

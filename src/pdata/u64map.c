@@ -90,3 +90,49 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val)
 	m->n++;
 	return 0;
 }
+
+int refcounts_init(struct refcounts *rc, uint64_t n)
+{
+	memset(rc, 0, sizeof(*rc));
+	rc->n = n;
+	u64map_init(&rc->map);
+	if (n <= REFCOUNTS_DENSE_MAX) {
+		rc->arr = calloc(n ? n : 1, sizeof(*rc->arr));
+		if (!rc->arr)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void refcounts_free(struct refcounts *rc)
+{
+	free(rc->arr);
+	u64map_free(&rc->map);
+	rc->arr = NULL;
+}
+
+uint32_t refcounts_get(const struct refcounts *rc, uint64_t b)
+{
+	if (b >= rc->n)
+		return 0;
+	if (rc->arr)
+		return rc->arr[b];
+	uint32_t *v = u64map_get(&rc->map, b);
+	return v ? *v : 0;
+}
+
+int refcounts_inc(struct refcounts *rc, uint64_t b)
+{
+	if (b >= rc->n)
+		return 0;
+	if (rc->arr) {
+		rc->arr[b] += rc->arr[b] < UINT32_MAX;
+		return 0;
+	}
+	uint32_t *v = u64map_get(&rc->map, b);
+	if (v) {
+		*v += *v < UINT32_MAX;
+		return 0;
+	}
+	return u64map_put(&rc->map, b, 1);
+}

@@ -26,3 +26,17 @@ uint32_t *u64map_get(const struct u64map *m, uint64_t key);
 int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
 
 #endif
+
+/* Reference counters over a range of blocks: an array when the range is small enough
+ * (REFCOUNTS_DENSE_MAX blocks, 64 MiB), else the map, whose size follows the blocks
+ * actually counted. For the checker and thin_ls, which count data blocks of any size. */
+#define REFCOUNTS_DENSE_MAX (16ull << 20)
+struct refcounts {
+	uint32_t *arr;
+	struct u64map map;
+	uint64_t n;
+};
+int refcounts_init(struct refcounts *rc, uint64_t n);
+void refcounts_free(struct refcounts *rc);
+uint32_t refcounts_get(const struct refcounts *rc, uint64_t b);
+int refcounts_inc(struct refcounts *rc, uint64_t b); /* saturates; -ENOMEM */
