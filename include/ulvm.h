@@ -362,7 +362,7 @@ enum ulvm_io_op {
 	ULVM_IO_DISCARD,
 	ULVM_IO_WRITE_ZEROES
 };
-#define ULVM_IO_FUA      (1u << 0)
+#define ULVM_IO_FUA      (1u << 0) /* WRITE, DISCARD, WRITE_ZEROES: durable when done */
 #define ULVM_IO_NO_UNMAP (1u << 1)
 
 struct ulvm_io {

@@ -332,6 +332,75 @@ static void test_striped_layout(void **state)
 			striped_layout(*state, s, chunks[c]);
 }
 
+/* Submit one request and return how many requests it put in the engine (they are queued
+ * until the next poll), then complete it: 0 expected. */
+static unsigned engine_requests(struct env *v, struct dm_dev *md, enum io_op op, uint64_t off,
+                                uint64_t len, void *buf)
+{
+	struct treq t;
+	unsigned n;
+
+	treq_init(&t, op, off, len, buf);
+	dm_submit(md, &t.req);
+	n = io_engine_inflight(v->e);
+	while (!t.calls)
+		assert_true(io_engine_poll(v->e, 1) >= 0);
+	assert_int_equal(t.result, 0);
+	drain(v);
+	return n;
+}
+
+/* The pieces of a split that follow each other on one file go down as one request: a
+ * striped 1 MiB request is one vectored request per stripe, not one per chunk. */
+static void test_striped_merge(void **state)
+{
+	struct env *v = *state;
+	char a[256], b[256], c[256], d[256];
+	uint8_t *data = xbuf(MIB), *back = xbuf(MIB);
+	struct dm_dev *md;
+
+	mkfile(v, "a", 4 * MIB, a, sizeof(a));
+	mkfile(v, "b", 4 * MIB, b, sizeof(b));
+	mkfile(v, "c", 4 * MIB, c, sizeof(c));
+	mkfile(v, "d", 4 * MIB, d, sizeof(d));
+	fill_random(data, MIB);
+	/* 2 x 64 KiB stripes: 16 chunks, 2 requests of 8 iovecs. */
+	md = create_dev(v->r, "s2", "0 8192 striped 2 128 %s 0 %s 0", a, b);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, MIB, MIB, data), 2);
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, MIB, MIB, back), 2);
+	assert_memory_equal(back, data, MIB);
+	for (unsigned k = 0; k < 16; k++) {
+		read_file(k % 2 ? b : a, back, 65536, (8 + k / 2) * 65536);
+		assert_memory_equal(back, data + k * 65536, 65536);
+	}
+	assert_int_equal(engine_requests(v, md, IO_OP_DISCARD, 0, MIB, NULL), 2);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE_ZEROES, 0, MIB, NULL), 2);
+	assert_int_equal(dm_remove(v->r, "s2"), 0);
+	/* 4 stripes: 4 requests. 4 KiB chunks on 2 stripes: 128 pieces per stripe, in
+	 * vectors of 32 (CHILD_IOV): 8 requests. */
+	md = create_dev(v->r, "s4", "0 8192 striped 4 128 %s 0 %s 0 %s 0 %s 0", a, b, c, d);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 4);
+	assert_int_equal(dm_remove(v->r, "s4"), 0);
+	md = create_dev(v->r, "s8", "0 8192 striped 2 8 %s 0 %s 0", a, b);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 8);
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, 0, MIB, back), 8);
+	assert_memory_equal(back, data, MIB);
+	assert_int_equal(dm_remove(v->r, "s8"), 0);
+	/* Two linear targets that follow each other on one file: one plain request; on two
+	 * places of the file: two. */
+	md = create_dev(v->r, "l2", "0 1024 linear %s 0\n1024 1024 linear %s 1024", a, a);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 1);
+	assert_int_equal(dm_remove(v->r, "l2"), 0);
+	md = create_dev(v->r, "l3", "0 1024 linear %s 4096\n1024 1024 linear %s 0", a, a);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 2);
+	read_file(a, back, MIB / 2, 4096 * SECTOR_SIZE);
+	assert_memory_equal(back, data, MIB / 2);
+	read_file(a, back, MIB / 2, 0);
+	assert_memory_equal(back, data + MIB / 2, MIB / 2);
+	free(data);
+	free(back);
+}
+
 /* Many requests crossing target and chunk boundaries, all in flight at once: each
  * completes exactly once, with the right data. */
 static void test_split_in_flight(void **state)
@@ -1127,6 +1196,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_linear_layout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_striped_layout, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_striped_merge, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_split_in_flight, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_random_ext4, setup, teardown),
 	    cmocka_unit_test(test_random_tmpfs),
