@@ -282,7 +282,8 @@ static const struct help_cmd help_cmds[] = {
      FORMS({NULL, "create NAME [--table TABLE] [-u|--uuid UUID]", NULL},
            {NULL, "load|reload NAME [--table TABLE]", NULL},
            {NULL, "table|status|info [NAME ...]", NULL},
-           {NULL, "ls | remove NAME ... | suspend NAME ... | resume NAME ...", NULL}),
+           {NULL, "ls | remove NAME ... | suspend NAME ... | resume NAME ...", NULL},
+           {NULL, "message NAME SECTOR MESSAGE ...", NULL}),
      OPTS({0, "table", "TABLE", "The table, in dmsetup's syntax (else it is read from stdin).", 0},
           {'u', "uuid", "UUID", "The device's UUID.", 0}),
      "Manages the devices of ulvm's userspace device-mapper with dmsetup's verbs. Targets: "
