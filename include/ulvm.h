@@ -222,6 +222,10 @@ int ulvm_vg_open(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mod
 int ulvm_vg_commit(struct ulvm_vg *vg, const char *description);
 void ulvm_vg_close(struct ulvm_vg *vg);
 
+/* 0, or -ENXIO with LVM2's message when PVs of the VG are missing. LVM2 2.03 refuses then:
+ * lvcreate, lvextend/lvreduce/lvresize, lvrename, vgrename, vgreduce (not lvremove,
+ * lvchange, vgchange, vgextend, vgremove). ulvm_vg_rename and ulvm_vg_reduce check it. */
+int ulvm_vg_require_complete(const struct ulvm_vg *vg);
 int ulvm_vg_extend(struct ulvm_vg *vg, const char *const *pv_paths, size_t n,
                    const struct ulvm_pvcreate_opts *o);
 int ulvm_vg_reduce(struct ulvm_vg *vg, const char *pv_path);

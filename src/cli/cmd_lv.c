@@ -224,6 +224,10 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			return cli_fail(r);
 	if ((r = ulvm_vg_open(c->ctx, vgname, ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
+	if ((r = ulvm_vg_require_complete(vg))) {
+		ulvm_vg_close(vg);
+		return cli_fail(r);
+	}
 	size_arg_extents(vg, NULL, &sz, p.pvs, p.npvs, &extents);
 	p.extents = extents;
 	r = ulvm_lv_create(vg, &p, &lv);
@@ -345,6 +349,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	p.npvs = (size_t)(argc - optind - 1);
 	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
+	if ((r = ulvm_vg_require_complete(vg)))
+		goto out;
 	if (!(lv = ulvm_lv_find(vg, lvn))) {
 		r = ulvm_error(-ENOENT, "Logical volume %s not found in volume group %s.", lvn,
 		               vgn);
@@ -503,7 +509,9 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 	}
 	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
-	if (!(lv = ulvm_lv_find(vg, lvn)))
+	if ((r = ulvm_vg_require_complete(vg)))
+		;
+	else if (!(lv = ulvm_lv_find(vg, lvn)))
 		r = ulvm_error(-ENOENT,
 		               "Existing logical volume \"%s\" not found in volume group "
 		               "\"%s\"",

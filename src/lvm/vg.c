@@ -206,6 +206,17 @@ int ulvm_vg_extend(struct ulvm_vg *vg, const char *const *pv_paths, size_t n,
 	return r;
 }
 
+int ulvm_vg_require_complete(const struct ulvm_vg *vg)
+{
+	for (size_t i = 0; i < vg->npvs; i++)
+		if (vg->pvs[i]->missing)
+			return ulvm_error(-ENXIO,
+			                  "Cannot change VG %s while PVs are missing.\n  See "
+			                  "vgreduce --removemissing and vgextend --restoremissing.",
+			                  vg->name);
+	return 0;
+}
+
 int ulvm_vg_reduce(struct ulvm_vg *vg, const char *pv_path)
 {
 	struct ulvm_pv *pv = vg_find_pv_path(vg, pv_path);
@@ -213,6 +224,8 @@ int ulvm_vg_reduce(struct ulvm_vg *vg, const char *pv_path)
 	size_t idx = 0;
 	int r;
 
+	if ((r = ulvm_vg_require_complete(vg)))
+		return r;
 	if (!pv)
 		return ulvm_error(-ENOENT, "Physical volume \"%s\" not in volume group \"%s\"",
 		                  pv_path, vg->name);
@@ -251,7 +264,7 @@ int ulvm_vg_rename(struct ulvm_vg *vg, const char *new_name)
 	char *nn;
 	int r;
 
-	if ((r = check_vg_name(new_name)))
+	if ((r = check_vg_name(new_name)) || (r = ulvm_vg_require_complete(vg)))
 		return r;
 	if ((r = lock_vg(vg->ctx, new_name, ULVM_LOCK_WRITE)))
 		return r;
