@@ -23,6 +23,7 @@ extern "C" {
 #endif
 
 struct ulvm_ctx;
+struct ulvm_signature;
 struct cfg_node;     /* kept metadata that ulvm does not interpret (opaque) */
 struct ulvm_segtype; /* the module of a segment type (opaque) */
 
@@ -190,11 +191,39 @@ struct ulvm_pvcreate_opts {
 	uint64_t bootloader_size; /* bytes; 0: none */
 	uint64_t set_size;        /* bytes; 0: the device size */
 	bool force;               /* overwrite a PV that belongs to a VG (-ff) */
+	/* Other signatures on the device (file systems, partition tables, ...; see below) are
+	 * offered to `decide` (LVM2's "Wipe it?"); without it, or when one is kept, the device
+	 * is left as it was and -EEXIST returned. */
+	int (*decide)(void *arg, const struct ulvm_signature *sig);
+	void *decide_arg;
 };
 #define ULVM_DEFAULT 0xffffffffu
 
 int ulvm_pvcreate(struct ulvm_ctx *ctx, const char *path, const struct ulvm_pvcreate_opts *o);
 int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force);
+
+/* ---- signatures -------------------------------------------------------------------------
+ * What libblkid finds on a device (file systems, partition tables, swap, RAID members, LUKS,
+ * LVM labels), and wiping them as LVM2's pvcreate and lvcreate do: each one found is offered
+ * to `decide`, which returns 1 to wipe it (its magic is zeroed and the place probed again),
+ * 0 to keep it, or a negative errno to stop. *found counts the signatures offered, *wiped
+ * those wiped. */
+struct ulvm_signature {
+	const char *device;       /* the path probed, or the mapped device's name */
+	const char *type;         /* blkid's TYPE or PTTYPE: "ext4", "swap", "gpt", ... */
+	const char *usage;        /* "filesystem", "raid", "crypto", "other", "partition table" */
+	const char *label, *uuid; /* NULL when it has none */
+	uint64_t offset;          /* bytes: where its magic is */
+	size_t magic_len;
+};
+typedef int (*ulvm_signature_fn)(void *arg, const struct ulvm_signature *sig);
+#define ULVM_SIG_SKIP_LVM (1u << 0) /* LVM2_member/LVM1_member are neither offered nor counted */
+#define ULVM_SIG_READONLY (1u << 1) /* only look: the device is opened read-only */
+int ulvm_signatures_wipe(const char *path, unsigned flags, ulvm_signature_fn decide, void *arg,
+                         unsigned *found, unsigned *wiped);
+struct ulvm_dev;
+int ulvm_dev_signatures_wipe(struct ulvm_dev *dev, unsigned flags, ulvm_signature_fn decide,
+                             void *arg, unsigned *found, unsigned *wiped);
 
 /* ---- VGs -------------------------------------------------------------------------------- */
 

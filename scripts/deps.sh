@@ -9,9 +9,9 @@ set -euo pipefail
 want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
-pkgs="build-essential meson ninja-build pkg-config liburing-dev libfuse3-dev fuse3 lvm2 util-linux python3"
+pkgs="build-essential meson ninja-build pkg-config liburing-dev libfuse3-dev libblkid-dev fuse3 lvm2 util-linux python3"
 [ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs libnbd-bin nbdkit qemu-utils fio"
-[ $want_test = 1 ] && pkgs="$pkgs thin-provisioning-tools libblkid-dev xfsprogs gdisk iproute2 coreutils"
+[ $want_test = 1 ] && pkgs="$pkgs thin-provisioning-tools xfsprogs gdisk iproute2 coreutils"
 [ $want_test = 1 ] && pkgs="$pkgs man-db" # e2e 96 renders every generated man page
 
 missing=""

@@ -80,6 +80,17 @@ int help_command(const char *name, FILE *f);
 int help_man(const char *page, FILE *f); /* "ulvm", "ulvmd", "ulvm-CMD" or "CMD" */
 void help_pages(FILE *f);                /* the names of every man page, one a line */
 
+/* cmd_pv.c */
+/* Ask as LVM2 does (prompt on stderr, answer from stdin, no answer = no): 'y' or 'n'. */
+int cli_yes_no(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Wipe the signatures on a new LV, asking as LVM2 does (-y/-f: no question); `name` is the
+ * device as the messages name it, `no_prompt` a type wiped without asking. 0, or -EEXIST
+ * when some were kept ("N existing signatures left"). */
+int cli_wipe_signatures(struct cli *c, struct ulvm_dev *dev, const char *name,
+                        const char *no_prompt);
+/* pvcreate (also inside vgcreate/vgextend) asks about signatures as LVM2 does. */
+void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
+
 /* report.c */
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG };
 int report_run(struct cli *c, enum report_type type);

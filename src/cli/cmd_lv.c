@@ -104,6 +104,55 @@ static int parse_alloc(const char *arg, enum ulvm_alloc_policy *p)
 	return 0;
 }
 
+/* What LVM2 does to a new LV before anyone uses it (wipe_lv): wipe the signatures the old
+ * data of its extents holds (asking, unless -y/-f), and zero its first 4 KiB. */
+static int wipe_new_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool zero, bool wipe)
+{
+	char name[600], path[600], *table = NULL;
+	struct ulvm_dev *dev = NULL;
+	void *buf = NULL;
+	uint64_t n;
+	int r;
+
+	if (!zero && !wipe)
+		return 0;
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	strncat(name, "_new", sizeof(name) - strlen(name) - 1);
+	if ((r = ulvm_lv_table(vg, lv, &table)) ||
+	    (r = ulvm_dev_open_table(c->ctx, name, table, &dev)))
+		goto out;
+	if (wipe) {
+		if (c->verbose)
+			cli_print("Wiping known signatures on logical volume %s/%s.", vg->name,
+			          lv->name);
+		snprintf(path, sizeof(path), "/dev/%s/%s", vg->name, lv->name);
+		/* Kept signatures do not stop it (LVM2 goes on to zeroing). */
+		if ((r = cli_wipe_signatures(c, dev, path, "DM_snapshot_cow")) == -EEXIST)
+			r = 0;
+		if (r)
+			goto out;
+	}
+	if (zero) {
+		n = ulvm_dev_size(dev) < 4096 ? ulvm_dev_size(dev) : 4096;
+		if (c->verbose)
+			cli_print("Initializing 4.00 KiB of logical volume %s/%s with value 0.",
+			          vg->name, lv->name);
+		if (!(buf = aligned_alloc(4096, 4096))) {
+			r = ulvm_error(-ENOMEM, "out of memory");
+			goto out;
+		}
+		memset(buf, 0, 4096);
+		if (!(r = ulvm_dev_pwrite(dev, buf, n, 0, false)))
+			r = ulvm_dev_flush(dev);
+	}
+out:
+	free(buf);
+	if (dev)
+		ulvm_dev_close(dev);
+	free(table);
+	return r;
+}
+
 int cmd_lvcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -127,6 +176,9 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	struct ulvm_lv *lv;
 	const char *tags[32], *vgname = NULL, *type = NULL;
 	bool activate = false; /* LVM2 activates new LVs; ulvm does when asked (-ay) */
+	/* LVM2's defaults: zero the first 4 KiB, and wipe signatures when zeroing
+	 * (allocation/wipe_signatures_when_zeroing_new_lvs = 1). -1: not given. */
+	int zero = 1, wipe = -1;
 	char vgbuf[256], lvbuf[256];
 	uint64_t s, extents;
 	int opt, r;
@@ -193,6 +245,13 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			break;
 		case 'Z':
 		case 'W':
+			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
+				fprintf(stderr, "  Invalid argument for --%s: %s\n",
+				        opt == 'Z' ? "zero" : "wipesignatures", optarg);
+				return EINVALID_CMD_LINE;
+			}
+			*(opt == 'Z' ? &zero : &wipe) = optarg[0] == 'y';
+			break;
 		case 'k':
 			break;
 		default:
@@ -233,6 +292,15 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	r = ulvm_lv_create(vg, &p, &lv);
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
+	if (!r && (r = wipe_new_lv(c, vg, lv, zero, wipe < 0 ? zero : wipe))) {
+		/* As LVM2: a new LV whose start cannot be wiped is not kept. */
+		int e = cli_fail(r);
+		if (!ulvm_lv_remove(vg, lv))
+			ulvm_vg_commit(vg, cli_description(c));
+		fprintf(stderr, "  Aborting. Failed to wipe start of new LV.\n");
+		ulvm_vg_close(vg);
+		return e;
+	}
 	if (!r && activate)
 		r = cli_activate_lv(c, vg, lv, true);
 	if (!r)
@@ -412,6 +480,14 @@ int cmd_lvresize(struct cli *c, int argc, char **argv)
 	return resize_cmd(c, argc, argv, RESIZE_ANY);
 }
 
+static bool lv_is_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char dm[600];
+
+	ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+	return ulvm_active_exists(dm);
+}
+
 int cmd_lvremove(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
@@ -451,9 +527,27 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			found = true;
 			snprintf(name, sizeof(name), "%s", lv->name);
 			/* -f does not override an open LV (as LVM2); nor one another process
-			 * owns while it is inactive. */
+			 * owns while it is inactive. Then, as LVM2, ask about an active one. */
 			ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
-			if ((r = ulvm_active_busy(dm)) || (r = cli_activate_lv(c, vg, lv, false)) ||
+			if ((r = ulvm_active_busy(dm))) {
+				cli_fail(r);
+				rc = ECMD_FAILED;
+				l++;
+				continue;
+			}
+			if (!c->force && !c->yes && lv_is_active(vg, lv) &&
+			    cli_yes_no("Do you really want to remove active logical volume "
+			               "%s/%s? [y/n]: ",
+			               vg->name, name) == 'n') {
+				fprintf(stderr, "  Logical volume %s/%s not removed.\n", vg->name,
+				        name);
+				rc = ECMD_FAILED;
+				l++;
+				if (!whole_vg)
+					break;
+				continue;
+			}
+			if ((r = cli_activate_lv(c, vg, lv, false)) ||
 			    (r = ulvm_lv_remove(vg, lv)) ||
 			    (r = ulvm_vg_commit(vg, cli_description(c)))) {
 				cli_fail(r);

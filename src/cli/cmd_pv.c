@@ -1,9 +1,11 @@
 /* PV commands: pvcreate, pvremove, pvs, pvdisplay, pvck. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../util/util.h"
 #include "cli.h"
@@ -55,6 +57,191 @@ int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 		"norestorefile", no_argument, NULL, 2005                                           \
 	}
 
+/* A message line on stderr after what stdout already has, in the order LVM2 prints them. */
+static void err_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void err_line(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	va_start(ap, fmt);
+	fputs("  ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+int cli_yes_no(const char *fmt, ...)
+{
+	char line[64];
+	va_list ap;
+
+	fflush(stdout);
+	for (;;) {
+		char *p = line;
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fflush(stderr);
+		/* Like LVM2: the answer is read from stdin, terminal or not; no answer is no. */
+		if (!fgets(line, sizeof(line), stdin)) {
+			fprintf(stderr, "[n]\n");
+			return 'n';
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if ((*p == 'y' || *p == 'Y' || *p == 'n' || *p == 'N') &&
+		    (p[1] == '\n' || p[1] == '\0' ||
+		     !strncasecmp(p, *p == 'y' || *p == 'Y' ? "yes" : "no", strcspn(p, "\n"))))
+			return *p == 'y' || *p == 'Y' ? 'y' : 'n';
+	}
+}
+
+/* LVM2's answers for a signature found on a new PV or LV (lib/device/dev-type.c). */
+struct wipe_ask {
+	struct cli *c;
+	const char *name;      /* as LVM2 names the device in its messages */
+	const char *no_prompt; /* a type wiped without asking (lvcreate: DM_snapshot_cow) */
+};
+
+static int wipe_decide(void *arg, const struct ulvm_signature *s)
+{
+	struct wipe_ask *w = arg;
+	const char *name = w->name ? w->name : s->device;
+
+	if (w->c->verbose)
+		cli_print("Found existing signature on %s at offset %llu: LABEL=\"%s\" UUID=\"%s\" "
+		          "TYPE=\"%s\" USAGE=\"%s\"",
+		          name, (unsigned long long)s->offset, s->label ? s->label : "(null)",
+		          s->uuid ? s->uuid : "(null)", s->type, s->usage ? s->usage : "(null)");
+	if (w->no_prompt && !strcmp(s->type, w->no_prompt)) {
+		if (w->c->verbose)
+			cli_print("Wiping %s signature on %s.", s->type, name);
+		return 1;
+	}
+	if (!w->c->yes && !w->c->force &&
+	    cli_yes_no("WARNING: %s signature detected on %s at offset %llu. Wipe it? [y/n]: ",
+	               s->type, name, (unsigned long long)s->offset) == 'n') {
+		err_line("Aborted wiping of %s.", s->type);
+		return 0;
+	}
+	cli_print("Wiping %s signature on %s.", s->type, name);
+	fflush(stdout);
+	return 1;
+}
+
+void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o)
+{
+	static struct wipe_ask w;
+
+	w.c = c;
+	o->decide = wipe_decide;
+	o->decide_arg = &w;
+}
+
+int cli_wipe_signatures(struct cli *c, struct ulvm_dev *dev, const char *name,
+                        const char *no_prompt)
+{
+	struct wipe_ask w = {.c = c, .name = name, .no_prompt = no_prompt};
+	unsigned found, wiped;
+	int r;
+
+	r = ulvm_dev_signatures_wipe(dev, 0, wipe_decide, &w, &found, &wiped);
+	if (r)
+		return r;
+	if (found > wiped) {
+		err_line("%u existing signature%s left on the device.", found - wiped,
+		         found - wiped > 1 ? "s" : "");
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* Is a libblkid signature of `type` on the device? */
+static int find_type(void *arg, const struct ulvm_signature *s)
+{
+	const char **want = arg;
+
+	if (*want && !strcmp(s->type, *want))
+		*want = NULL; /* found */
+	return 0;
+}
+
+/* What LVM2's device filters refuse before pvcreate looks further. */
+static int pv_device_usable(struct cli *c, const char *path, const struct ulvm_dev_info *di)
+{
+	const char *md = "linux_raid_member";
+	unsigned found, wiped;
+
+	(void)c;
+	if (di && di->size < LVM2_PV_MIN_SIZE) {
+		err_line("Cannot use %s: device is too small (pv_min_size)", path);
+		return -ENOSPC;
+	}
+	if (ulvm_signatures_wipe(path, ULVM_SIG_READONLY | ULVM_SIG_SKIP_LVM, find_type, &md,
+	                         &found, &wiped) == 0 &&
+	    !md) {
+		err_line("Cannot use %s: device is an md component", path);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+static const struct ulvm_dev_info *dev_info(struct cli *c, const char *path)
+{
+	const struct ulvm_dev_info *devs;
+	size_t n;
+
+	if (ulvm_scan(c->ctx, &devs, &n))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(devs[i].path, path))
+			return &devs[i];
+	return NULL;
+}
+
+/* One device: LVM2's checks and questions, then the PV. */
+static int pvcreate_one(struct cli *c, const char *path, struct ulvm_pvcreate_opts *o)
+{
+	const struct ulvm_dev_info *di;
+	char vg[LVM_NAME_MAX + 1] = "";
+	int r;
+
+	if ((r = ulvm_ctx_add_device(c->ctx, path)))
+		return cli_fail(r);
+	di = dev_info(c, path);
+	if (pv_device_usable(c, path, di))
+		return ECMD_FAILED;
+	if (di && di->vg_name)
+		snprintf(vg, sizeof(vg), "%s", di->vg_name);
+	if (vg[0]) {
+		if (c->force_count < 2) {
+			err_line("Can't initialize physical volume \"%s\" of volume group \"%s\" "
+			         "without -ff",
+			         path, vg);
+			err_line("%s: physical volume not initialized.", path);
+			return ECMD_FAILED;
+		}
+		if (!c->yes) {
+			if (cli_yes_no("Really INITIALIZE physical volume \"%s\" of volume group "
+			               "\"%s\" [y/n]? ",
+			               path, vg) == 'n') {
+				err_line("%s: physical volume not initialized.", path);
+				return ECMD_FAILED;
+			}
+			err_line("WARNING: Forcing physical volume creation on %s of volume group "
+			         "\"%s\"",
+			         path, vg);
+		}
+	}
+	o->force = vg[0] != '\0';
+	cli_pvcreate_asks(c, o);
+	if ((r = ulvm_pvcreate(c->ctx, path, o)))
+		return cli_fail(r);
+	cli_print("Physical volume \"%s\" successfully created.", path);
+	return ECMD_PROCESSED;
+}
+
 int cmd_pvcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, PVCREATE_LONGOPTS, {0}};
@@ -75,17 +262,15 @@ int cmd_pvcreate(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Please enter a physical volume path.\n");
 		return EINVALID_CMD_LINE;
 	}
-	o.force = c->force_count >= 2;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
-	for (int i = optind; i < argc; i++) {
-		if ((r = ulvm_pvcreate(c->ctx, argv[i], &o))) {
-			cli_fail(r);
+	/* As LVM2: the global lock over the checks, the questions and the writes. */
+	if ((r = ulvm_lock_global(c->ctx, ULVM_LOCK_WRITE)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++)
+		if (pvcreate_one(c, argv[i], &o) != ECMD_PROCESSED)
 			rc = ECMD_FAILED;
-			continue;
-		}
-		cli_print("Physical volume \"%s\" successfully created.", argv[i]);
-	}
+	ulvm_unlock_global(c->ctx);
 	return rc;
 }
 

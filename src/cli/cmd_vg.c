@@ -79,6 +79,7 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 	}
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	cli_pvcreate_asks(c, &o.pv); /* devices that are not PVs yet: LVM2's questions */
 	r = ulvm_vgcreate(c->ctx, argv[optind], (const char *const *)argv + optind + 1,
 	                  (size_t)(argc - optind - 1), &o);
 	if (r)
@@ -119,6 +120,7 @@ int cmd_vgextend(struct cli *c, int argc, char **argv)
 	}
 	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
+	cli_pvcreate_asks(c, &o);
 	r = ulvm_vg_extend(vg, (const char *const *)argv + optind + 1, (size_t)(argc - optind - 1),
 	                   &o);
 	ulvm_vg_close(vg);

@@ -61,6 +61,30 @@ static int plan_layout(const char *path, uint64_t size, const struct ulvm_pvcrea
 	return 0;
 }
 
+static int keep_signature(void *arg, const struct ulvm_signature *sig)
+{
+	(void)arg;
+	(void)sig;
+	return 0;
+}
+
+/* What else the device holds is wiped only when the caller's `decide` says so (LVM2 asks). */
+static int wipe_signatures(const char *path, const struct ulvm_pvcreate_opts *o)
+{
+	unsigned found, wiped;
+	int r;
+
+	r = ulvm_signatures_wipe(path, ULVM_SIG_SKIP_LVM,
+	                         o && o->decide ? o->decide : keep_signature,
+	                         o ? o->decide_arg : NULL, &found, &wiped);
+	if (r)
+		return r;
+	if (found > wiped)
+		return ulvm_error(-EEXIST, "%u existing signature%s left on the device.",
+		                  found - wiped, found - wiped > 1 ? "s" : "");
+	return 0;
+}
+
 static int pvcreate_locked(struct ulvm_ctx *ctx, const char *path,
                            const struct ulvm_pvcreate_opts *o)
 {
@@ -79,7 +103,7 @@ static int pvcreate_locked(struct ulvm_ctx *ctx, const char *path,
 		                  "Can't initialize physical volume \"%s\" of volume group "
 		                  "\"%s\" without -ff",
 		                  path, d->info.vg_name);
-	if ((r = dev_open_rw(ctx, d)))
+	if ((r = wipe_signatures(path, o)) || (r = dev_open_rw(ctx, d)))
 		return r;
 	size = o && o->set_size ? o->set_size : d->bd->size;
 	if (size > d->bd->size)
