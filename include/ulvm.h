@@ -198,6 +198,8 @@ struct ulvm_pvcreate_opts {
 	void *decide_arg;
 };
 #define ULVM_DEFAULT 0xffffffffu
+/* bytes: LVM2's devices/pv_min_size; LVM2 does not use smaller devices as PVs */
+#define ULVM_PV_MIN_SIZE (2048u * 1024u)
 
 int ulvm_pvcreate(struct ulvm_ctx *ctx, const char *path, const struct ulvm_pvcreate_opts *o);
 int ulvm_pvremove(struct ulvm_ctx *ctx, const char *path, bool force);
@@ -317,11 +319,11 @@ struct ulvm_lv_info {
 	const char *layout;  /* lv_layout: "linear", "thin,pool", ... */
 	const char *origin;  /* origin: a snapshot's (also on its COW LV); NULL: none */
 	const char *pool_lv; /* a thin LV's pool; NULL: none */
-	char role;           /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin, ... */
-	char target;         /* lv_attr[6]: 't' thin, 's' snapshot, 'r' raid, 'm' mirror, '-' */
-	bool zero;           /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
-	bool snapshot;       /* an old-style snapshot: LVM2 reports it as its COW LV */
-	bool snapshot_cow;   /* a snapshot's COW LV: reported (under the snapshot) though hidden */
+	char role;         /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin, ... */
+	char target;       /* lv_attr[6]: 't' thin, 's' snapshot, 'r' raid, 'm' mirror, '-' */
+	bool zero;         /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
+	bool snapshot;     /* an old-style snapshot: LVM2 reports it as its COW LV */
+	bool snapshot_cow; /* a snapshot's COW LV: reported (under the snapshot) though hidden */
 };
 void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_info *out);
 

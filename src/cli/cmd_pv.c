@@ -174,7 +174,7 @@ static int pv_device_usable(struct cli *c, const char *path, const struct ulvm_d
 	unsigned found, wiped;
 
 	(void)c;
-	if (di && di->size < LVM2_PV_MIN_SIZE) {
+	if (di && di->size < ULVM_PV_MIN_SIZE) {
 		err_line("Cannot use %s: device is too small (pv_min_size)", path);
 		return -ENOSPC;
 	}
@@ -204,7 +204,7 @@ static const struct ulvm_dev_info *dev_info(struct cli *c, const char *path)
 static int pvcreate_one(struct cli *c, const char *path, struct ulvm_pvcreate_opts *o)
 {
 	const struct ulvm_dev_info *di;
-	char vg[LVM_NAME_MAX + 1] = "";
+	char vg[256] = "";
 	int r;
 
 	if ((r = ulvm_ctx_add_device(c->ctx, path)))

@@ -26,7 +26,6 @@
 #define LVM_MDA_START           4096u           /* bytes: first metadata area */
 #define LVM_MIN_MDA_SIZE        (32u * 1024u)
 #define LVM_NAME_MAX            127
-#define LVM2_PV_MIN_SIZE        (2048u * 1024u) /* bytes: LVM2's devices/pv_min_size */
 
 /* One metadata area found on a device by the scan. */
 struct dev_mda {
