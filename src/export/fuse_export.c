@@ -39,10 +39,18 @@
 #include "bufpool.h"
 #include "fuse_export.h"
 
-#define FX_MAX_IO         (1u << 20) /* largest read or write request asked for */
-#define FX_MAX_BACKGROUND 128u       /* asynchronous requests the kernel keeps in flight */
+#define FX_MAX_IO         (256u << 10) /* largest request: a 1 MiB direct I/O is 4 in parallel */
+#define FX_MAX_BACKGROUND 128u         /* asynchronous requests the kernel keeps in flight */
 #define FX_POOL_KEEP      (64ull << 20)
 #define FX_RECV_BATCH     64 /* requests read per readiness event */
+/* Receive buffers: at least libfuse's read size (its FUSE_MAX_MAX_PAGES pages and a header
+ * page), placed so that a WRITE's data (after the 40-byte request header and the 40-byte
+ * write header) starts on a page: a large aligned write is then written from the buffer it
+ * arrived in, and the export takes a fresh one for the next request. */
+#define FX_RBUF_SIZE ((256u + 2u) << 12)
+#define FX_WRITE_HDR 80u
+#define FX_ADOPT_MIN (64u << 10) /* smaller writes are copied: cheaper than a new buffer */
+#define FX_RBUF_KEEP 8u          /* idle receive buffers kept */
 /* Read-modify-write: the head sector at the start, the tail sector halfway (each of up to
  * 4 KiB, and aligned as submit wants, ULVM_IO_ALIGN). */
 #define FX_EDGE_SIZE 8192u
@@ -88,6 +96,7 @@ struct fx_op {
 	unsigned wstep; /* WRITE, OP_ZERO pieces: W_* */
 	void *buf, *edge;
 	unsigned buf_cls, edge_cls;
+	void *rbuf;       /* a receive buffer the write's data is in (instead of buf) */
 	unsigned pending; /* I/Os in flight */
 	int err;
 	size_t reply_len; /* WRITE: bytes reported written */
@@ -116,9 +125,12 @@ struct fuse_export {
 	unsigned inflight;    /* operations in flight */
 	struct fx_op *free_ops;
 	struct bufpool pool;
-	struct fuse_buf rbuf; /* libfuse's receive buffer, reused */
-	bool ended;           /* the session is over: no more requests */
-	bool told;            /* the owner has been told */
+	struct fuse_buf rbuf; /* libfuse's receive buffer: rbuf.mem is inside rbuf_base */
+	void *rbuf_base;
+	void *rbuf_free[FX_RBUF_KEEP]; /* idle receive buffers */
+	unsigned nrbuf_free;
+	bool ended; /* the session is over: no more requests */
+	bool told;  /* the owner has been told */
 	struct evloop_work tell;
 };
 
@@ -681,6 +693,27 @@ static struct fx_op *op_new(struct fuse_export *fx, fuse_req_t req, struct fx_fi
 
 static void file_release_done(struct fx_file *f);
 
+static void rbuf_put(struct fuse_export *fx, void *base)
+{
+	if (fx->nrbuf_free < FX_RBUF_KEEP)
+		fx->rbuf_free[fx->nrbuf_free++] = base;
+	else
+		free(base);
+}
+
+/* Point libfuse's receive buffer at a (new or idle) buffer; false when out of memory. */
+static bool rbuf_take(struct fuse_export *fx)
+{
+	void *base = fx->nrbuf_free ? fx->rbuf_free[--fx->nrbuf_free] : NULL;
+
+	if (!base && posix_memalign(&base, 4096, FX_RBUF_SIZE))
+		return false;
+	fx->rbuf_base = base;
+	fx->rbuf.mem = (uint8_t *)base + 4096 - FX_WRITE_HDR;
+	fx->rbuf.size = FX_RBUF_SIZE - (4096 - FX_WRITE_HDR);
+	return true;
+}
+
 static void op_free(struct fx_op *op)
 {
 	struct fuse_export *fx = op->fx;
@@ -690,6 +723,8 @@ static void op_free(struct fx_op *op)
 		bufpool_put(&fx->pool, op->buf, op->buf_cls);
 	if (op->edge)
 		bufpool_put(&fx->pool, op->edge, op->edge_cls);
+	if (op->rbuf)
+		rbuf_put(fx, op->rbuf);
 	op->next = fx->free_ops;
 	fx->free_ops = op;
 	fx->inflight--;
@@ -1017,6 +1052,22 @@ static void fx_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
 	op->reply_len = (size_t)op->len;
 	op->start = pos / ss * ss;
 	op->end = round_up_u64(pos + op->len, ss);
+	if (op->len >= FX_ADOPT_MIN && op->start == op->off && op->end == op->off + op->len &&
+	    (uintptr_t)data % ULVM_IO_ALIGN == 0 &&
+	    (const uint8_t *)data > (uint8_t *)fx->rbuf_base &&
+	    (const uint8_t *)data < (uint8_t *)fx->rbuf_base + FX_RBUF_SIZE) {
+		/* The data is aligned in the receive buffer: write it from there and give
+		 * libfuse another buffer for the next request (no copy of a large write). */
+		void *base = fx->rbuf_base;
+		if (rbuf_take(fx)) {
+			op->rbuf = base;
+			submit(op, 0, ULVM_IO_WRITE, op->start, op->len, (void *)(uintptr_t)data,
+			       0);
+			if (!op->pending)
+				op_step(op);
+			return;
+		}
+	}
 	if (op_buf(op, op->end - op->start)) {
 		op->err = -ENOMEM;
 		op_finish(op);
@@ -1234,7 +1285,9 @@ static void free_parts(struct fuse_export *fx)
 		free(op);
 	}
 	bufpool_drain(&fx->pool);
-	free(fx->rbuf.mem);
+	free(fx->rbuf_base);
+	while (fx->nrbuf_free)
+		free(fx->rbuf_free[--fx->nrbuf_free]);
 	while (fx->dirs)
 		dir_free(fx, fx->dirs);
 	for (size_t i = 0; i < fx->nvgs; i++)
@@ -1282,6 +1335,10 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 	fx->pool.keep = FX_POOL_KEEP;
 	clock_gettime(CLOCK_REALTIME, &fx->mount_time);
 	evloop_work_init(&fx->tell, tell_owner, fx);
+	if (!rbuf_take(fx)) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
 	if (!node_get(fx, NODE_ROOT, NULL, NULL)) {
 		r = ulvm_error(-ENOMEM, "out of memory");
 		goto fail;
