@@ -15,6 +15,10 @@ uthin thin_restore -i "$D/nc.xml" -o "$D/m.bin"
 uthin thin_check "$D/m.bin" || fail "needs_check alone is not an error (as 0.9.0)"
 uthin thin_check --clear-needs-check-flag "$D/m.bin"
 assert_eq 'flags="0"' "$(thin_dump "$D/m.bin" | grep -o 'flags="[0-9]*"')" "--clear-needs-check-flag cleared it"
+# Under its own name (LVM2's thin_check_executable may point at a link to ulvm).
+ln -s "$ULVM" "$D/thin_check"
+"$D/thin_check" -q "$D/m.bin" || fail "ulvm run as thin_check"
+assert_eq 0.9.0 "$("$D/thin_check" -V)" "thin_check -V under its own name"
 printf 'x' | dd of="$D/m.bin" bs=1 seek=40 conv=notrunc status=none
 rc=0; uthin thin_check -q "$D/m.bin" || rc=$?
 assert_eq 1 "$rc" "thin_check of a bad superblock exits 1"
