@@ -244,7 +244,9 @@ int thin_md_open(struct bdev *bd, const struct thin_md_options *o, struct thin_m
 	}
 	bm_unlock(blk);
 	if ((r = bm_read_lock(md->bm, 0, &thin_superblock_validator, &blk))) {
-		r = ulvm_error(r, "%s: invalid superblock: %s", bd->path, ulvm_last_error());
+		char why[300];
+		snprintf(why, sizeof(why), "%s", ulvm_last_error());
+		r = ulvm_error(r, "%s: invalid superblock: %s", bd->path, why);
 		goto fail;
 	}
 	const struct thin_disk_superblock *sb = bm_block_data(blk);

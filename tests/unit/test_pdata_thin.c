@@ -68,10 +68,48 @@ static void format_open_commit(void **state)
 	unlink(path);
 }
 
+/* needs_check set, or a superblock that fails validation: opening refuses with one line. */
+static void refuses_needs_check_and_bad_superblock(void **state)
+{
+	char path[256];
+	struct bdev *bd = pdata_test_image(path, 4 << 20);
+	struct thin_md *md;
+	struct thin_md_options ro = {0};
+	uint8_t b[PDATA_BLOCK_SIZE];
+
+	(void)state;
+	assert_int_equal(thin_md_format(bd, 128, 1000, NULL, &md), 0);
+	thin_md_set_sb_fields(md, NULL, 0, 0, THIN_FLAG_NEEDS_CHECK, 2);
+	assert_int_equal(thin_md_commit(md), 0);
+	thin_md_close(md);
+	assert_int_equal(thin_md_open(bd, NULL, &md), -EUCLEAN);
+	assert_non_null(strstr(ulvm_last_error(), "needs_check"));
+	ro.read_only = true;
+	assert_int_equal(thin_md_open(bd, &ro, &md), 0);
+	assert_int_equal(thin_md_create_thin(md, 1), -EROFS);
+	thin_md_close(md);
+	/* A wrong magic with a correct checksum (thin_check 0.9.0 accepts it; the kernel not). */
+	assert_int_equal(bdev_read(bd, b, sizeof(b), 0), 0);
+	b[32] ^= 1;
+	bm_prepare_for_write(&thin_superblock_validator, b, 0);
+	assert_int_equal(bdev_write(bd, b, sizeof(b), 0), 0);
+	assert_int_equal(thin_md_open(bd, &ro, &md), -EILSEQ);
+	assert_non_null(strstr(ulvm_last_error(), "bad magic"));
+	assert_true(pdata_check_findings(bd) > 0);
+	/* All zero: no metadata. */
+	memset(b, 0, sizeof(b));
+	assert_int_equal(bdev_write(bd, b, sizeof(b), 0), 0);
+	assert_int_equal(thin_md_open(bd, NULL, &md), -ENODATA);
+	assert_non_null(strstr(ulvm_last_error(), "no thin metadata"));
+	bdev_close(bd);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(format_open_commit),
+	    cmocka_unit_test(refuses_needs_check_and_bad_superblock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
