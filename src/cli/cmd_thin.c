@@ -179,7 +179,8 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 			}
 			break;
 		case 'r':
-			break; /* reading is already as tolerant as it safely can be */
+			o.repair = true; /* skip what cannot be read */
+			break;
 		case 'm':
 			o.metadata_snap = true;
 			if (optarg)

@@ -101,6 +101,57 @@ static int get_details(struct reader *rd, uint64_t dev, struct thin_device_info 
 	return 0;
 }
 
+/* A walk that skips what it cannot read (thin_dump --repair), saying so on stderr. */
+static int tolerant_walk(struct reader *rd, uint32_t vs, uint64_t b, btree_walk_fn fn, void *arg,
+                         int depth)
+{
+	struct bm_block *blk;
+	uint64_t keys[PDATA_BLOCK_SIZE / 8];
+	uint8_t vals[PDATA_BLOCK_SIZE];
+	char why[160];
+	int r;
+
+	if (depth > 32)
+		return 0;
+	if (bm_read_lock(rd->bm, b, &btree_node_validator, &blk)) {
+		fprintf(stderr, "thin_dump: skipped: %s\n", ulvm_last_error());
+		ulvm_clear_error();
+		return 0;
+	}
+	const void *n = bm_block_data(blk);
+	if (btree_node_check(n, vs, why, sizeof(why))) {
+		bm_unlock(blk);
+		fprintf(stderr, "thin_dump: skipped: metadata block %" PRIu64 ": %s\n", b, why);
+		return 0;
+	}
+	uint32_t nr = btree_node_nr(n), leaf = btree_node_flags(n) == BTREE_NODE_LEAF;
+	uint32_t nvs = leaf ? vs : 8;
+	for (uint32_t i = 0; i < nr; i++)
+		keys[i] = btree_node_key(n, i);
+	if (nr)
+		memcpy(vals, btree_node_value(n, 0), (size_t)nr * nvs);
+	bm_unlock(blk);
+	for (uint32_t i = 0; i < nr; i++) {
+		if (leaf) {
+			if ((r = fn(arg, keys[i], vals + (size_t)i * vs)))
+				return r;
+		} else {
+			le64 c;
+			memcpy(&c, vals + 8 * i, 8);
+			if ((r = tolerant_walk(rd, vs, le64_to_cpu(c), fn, arg, depth + 1)))
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int walk(struct reader *rd, bool repair, uint32_t vs, uint64_t root, btree_walk_fn fn,
+                void *arg)
+{
+	return repair ? tolerant_walk(rd, vs, root, fn, arg, 0)
+	              : btree_walk(rd->tm, vs, root, fn, arg);
+}
+
 /* ---- thin_dump ------------------------------------------------------------------------------ */
 
 struct run {
@@ -152,7 +203,7 @@ int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out)
 
 	if (r)
 		return r;
-	if ((r = btree_walk(rd.tm, 8, rd.roots.mapping_root, collect_root, &devs)))
+	if ((r = walk(&rd, o->repair, 8, rd.roots.mapping_root, collect_root, &devs)))
 		goto out;
 	fprintf(out,
 	        "<superblock uuid=\"\" time=\"%u\" transaction=\"%" PRIu64
@@ -163,15 +214,21 @@ int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out)
 	for (size_t i = 0; i < devs.n; i++) {
 		struct thin_device_info info = {0};
 		struct run rn = {out, false, 0, 0, 0, 0};
-		if ((r = get_details(&rd, devs.v[i].dev, &info)))
-			goto out;
+		if ((r = get_details(&rd, devs.v[i].dev, &info))) {
+			if (!o->repair)
+				goto out;
+			fprintf(stderr, "thin_dump: skipped: %s\n", ulvm_last_error());
+			ulvm_clear_error();
+			r = 0;
+			continue;
+		}
 		fprintf(out,
 		        "  <device dev_id=\"%" PRIu64 "\" mapped_blocks=\"%" PRIu64
 		        "\" transaction=\"%" PRIu64 "\" creation_time=\"%u\" snap_time=\"%u\">\n",
 		        devs.v[i].dev, info.mapped_blocks, info.transaction_id, info.creation_time,
 		        info.snapshotted_time);
 		if (!o->skip_mappings) {
-			if ((r = btree_walk(rd.tm, 8, devs.v[i].root, dump_mapping, &rn)))
+			if ((r = walk(&rd, o->repair, 8, devs.v[i].root, dump_mapping, &rn)))
 				goto out;
 			run_flush(&rn);
 		}

@@ -50,9 +50,11 @@ struct thin_dump_opts {
 	uint64_t
 	    snap_block; /* with metadata_snap: this block instead of held_root (0: held_root) */
 	bool skip_mappings;
+	bool repair; /* skip unreadable subtrees and devices without details, and go on */
 	size_t cache_bytes;
 };
-/* The XML thin_dump 0.9.0 prints. */
+/* The XML thin_dump 0.9.0 prints. With repair, what can still be read (each skipped block
+ * is named on stderr). */
 int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out);
 
 /* Build metadata on bd from thin_dump XML. */
