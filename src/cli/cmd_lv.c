@@ -114,7 +114,9 @@ static int wipe_new_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bo
 	uint64_t n;
 	int r;
 
-	if (!zero && !wipe)
+	/* -t: as LVM2, a test run activates nothing and so wipes nothing (the data path's
+	 * devices are not the scan's, whose writes test mode drops). */
+	if ((!zero && !wipe) || c->test)
 		return 0;
 	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
 	strncat(name, "_new", sizeof(name) - strlen(name) - 1);
