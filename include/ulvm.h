@@ -157,8 +157,10 @@ struct ulvm_dev_info {
 	uint64_t pe_start; /* sectors, from the label */
 	unsigned mda_count;
 	uint64_t mda_size, mda_free;
-	const char *vg_name; /* NULL for an orphan PV */
-	const char *problem; /* a corrupt label or metadata area: one line, else NULL */
+	const char *vg_name;  /* NULL for an orphan PV */
+	const char *problem;  /* a corrupt label or metadata area: one line, else NULL */
+	uint64_t label_size;  /* bytes: the device size its PV header records */
+	unsigned ext_version; /* of the PV header extension: 0 (none), 1 (old) or 2 */
 };
 /* Scan every device (labels and metadata areas). The array stays valid until the next
  * scan or ulvm_ctx_free. */

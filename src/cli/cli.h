@@ -88,6 +88,11 @@ int cli_yes_no(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * when some were kept ("N existing signatures left"). */
 int cli_wipe_signatures(struct cli *c, struct ulvm_dev *dev, const char *name,
                         const char *no_prompt);
+/* Do two paths name one device (file or block device)? */
+bool cli_same_device(const char *a, const char *b);
+/* LVM2's errors for named devices that ulvm does not consider or that are not PVs; how
+ * many there were. */
+int cli_check_pv_args(char *const *args, int nargs, const struct ulvm_dev_info *devs, size_t n);
 /* pvcreate (also inside vgcreate/vgextend) asks about signatures as LVM2 does. */
 void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
 

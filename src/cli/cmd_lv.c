@@ -645,7 +645,8 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
 	char **copy;
 	size_t n;
-	int opt, r;
+	int opt, r, rc = ECMD_PROCESSED;
+	bool *hit;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
 		if (opt == 'C') {
@@ -657,10 +658,20 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 	}
 	if ((r = cli_vg_names(c, &copy, &n)))
 		return cli_fail(r);
+	if (!(hit = calloc((size_t)argc + 1, sizeof(*hit)))) {
+		cli_free_names(copy, n);
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct ulvm_vg *vg;
 		if (ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))
 			continue;
+		for (int a = optind; a < argc; a++) {
+			char vgn[256], lvn[256];
+			hit[a] |= !strcmp(argv[a], vg->name) ||
+			          (!cli_split_lv(argv[a], vgn, sizeof(vgn), lvn, sizeof(lvn)) &&
+			           !strcmp(vgn, vg->name) && ulvm_lv_find(vg, lvn));
+		}
 		for (size_t l = 0; l < vg->nlvs; l++) {
 			struct ulvm_lv *lv = vg->lvs[l];
 			char u[UUID_STR_LEN + 1], b[64], t[64];
@@ -701,8 +712,28 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 		}
 		ulvm_vg_close(vg);
 	}
+	/* As LVM2: a name that matched nothing fails. */
+	for (int a = optind; a < argc; a++) {
+		char vgn[256], lvn[256];
+		bool vg_found = false;
+		if (hit[a])
+			continue;
+		rc = ECMD_FAILED;
+		if (cli_split_lv(argv[a], vgn, sizeof(vgn), lvn, sizeof(lvn)))
+			snprintf(vgn, sizeof(vgn), "%s", argv[a]);
+		for (size_t i = 0; i < n; i++)
+			vg_found |= !strcmp(copy[i], vgn);
+		if (vg_found)
+			fprintf(stderr, "  Failed to find logical volume \"%s\"\n", argv[a]);
+		else
+			fprintf(stderr,
+			        "  Volume group \"%s\" not found\n  Cannot process volume "
+			        "group %s\n",
+			        vgn, vgn);
+	}
+	free(hit);
 	cli_free_names(copy, n);
-	return ECMD_PROCESSED;
+	return rc;
 }
 
 int cmd_lvchange(struct cli *c, int argc, char **argv)

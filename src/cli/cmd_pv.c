@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "../util/util.h"
 #include "cli.h"
@@ -387,6 +388,39 @@ int cmd_pvs(struct cli *c, int argc, char **argv)
 	return report_cmd(c, argc, argv, REPORT_PV);
 }
 
+bool cli_same_device(const char *a, const char *b)
+{
+	struct stat x, y;
+
+	if (!strcmp(a, b))
+		return true;
+	if (stat(a, &x) < 0 || stat(b, &y) < 0)
+		return false;
+	if (S_ISBLK(x.st_mode) || S_ISBLK(y.st_mode))
+		return S_ISBLK(x.st_mode) && S_ISBLK(y.st_mode) && x.st_rdev == y.st_rdev;
+	return x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+int cli_check_pv_args(char *const *args, int nargs, const struct ulvm_dev_info *devs, size_t n)
+{
+	int bad = 0;
+
+	for (int i = 0; i < nargs; i++) {
+		const struct ulvm_dev_info *d = NULL;
+		for (size_t k = 0; k < n && !d; k++)
+			if (cli_same_device(args[i], devs[k].path))
+				d = &devs[k];
+		if (!d) {
+			err_line("Cannot use %s: device is not in devices list", args[i]);
+			bad++;
+		} else if (!d->is_pv) {
+			err_line("Failed to find physical volume \"%s\".", args[i]);
+			bad++;
+		}
+	}
+	return bad;
+}
+
 int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -395,7 +429,7 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 	                                   {0}};
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
-	int opt, r;
+	int opt, r, bad;
 
 	c->units = 'h';
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
@@ -413,6 +447,8 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 	}
 	if ((r = cli_open_ctx(c)) || (r = ulvm_scan(c->ctx, &devs, &ndevs)))
 		return cli_fail(r);
+	/* As LVM2: a named device that is not a PV (or not a device ulvm considers) fails. */
+	bad = cli_check_pv_args(argv + optind, argc - optind, devs, ndevs);
 	for (size_t d = 0; d < ndevs; d++) {
 		struct ulvm_vg *vg = NULL;
 		struct ulvm_pv *pv = NULL;
@@ -421,7 +457,7 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		const struct ulvm_dev_info *di;
 
 		for (int i = optind; i < argc; i++)
-			sel |= !strcmp(argv[i], devs[d].path);
+			sel |= cli_same_device(argv[i], devs[d].path);
 		if (!devs[d].is_pv || !sel)
 			continue;
 		if (devs[d].vg_name)
@@ -474,7 +510,7 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		printf("  PV UUID               %s\n   \n", u);
 		ulvm_vg_close(vg);
 	}
-	return ECMD_PROCESSED;
+	return bad ? ECMD_FAILED : ECMD_PROCESSED;
 }
 
 int cmd_pvck(struct cli *c, int argc, char **argv)

@@ -243,6 +243,7 @@ int cli_each_vg(struct cli *c, char *const *args, int nargs, enum ulvm_lock_mode
 			/* A damaged device may be why: say so first. */
 			ulvm_report_problems(c->ctx, NULL);
 			fprintf(stderr, "  Volume group \"%s\" not found\n", vg);
+			fprintf(stderr, "  Cannot process volume group %s\n", vg);
 			rc = ECMD_FAILED;
 		}
 	}

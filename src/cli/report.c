@@ -138,7 +138,9 @@ static uint64_t pv_size(const struct row *r)
 {
 	if (pv_in_vg(r))
 		return (uint64_t)r->pv->pe_count * r->vg->extent_size;
-	return r->dev->size / SECTOR_SIZE;
+	/* An orphan's size is the one its header records, as LVM2 shows it (dev_size is the
+	 * device's own). */
+	return (r->dev->label_size ? r->dev->label_size : r->dev->size) / SECTOR_SIZE;
 }
 static void f_pv_size(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -189,6 +191,11 @@ static void f_pv_mda_count(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
 	sb_printf(o, "%u", r->dev ? r->dev->mda_count : r->pv->mda_count);
+}
+static void f_pv_ext_vsn(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", r->dev ? r->dev->ext_version : 0);
 }
 static void f_pv_mda_used(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -718,6 +725,7 @@ static const struct field fields[] = {
     {"pv_pe_alloc_count", "Alloc", F_NUM, O_PV, 0, f_pv_pe_alloc},
     {"pv_tags", "PV Tags", F_STR, O_PV, 0, f_pv_tags},
     {"pv_mda_count", "#PMda", F_NUM, O_PV, 0, f_pv_mda_count},
+    {"pv_ext_vsn", "ExtVsn", F_NUM, O_PV, 0, f_pv_ext_vsn},
     {"pv_mda_used_count", "#PMdaUse", F_NUM, O_PV, 0, f_pv_mda_used},
     {"pv_ba_start", "BA Start", F_SIZ, O_PV, 0, f_pv_ba_start},
     {"pv_ba_size", "BA Size", F_SIZ, O_PV, 0, f_pv_ba_size},
@@ -1115,6 +1123,14 @@ static int collect_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 	return ECMD_PROCESSED;
 }
 
+static bool nvgs_has(struct ulvm_vg *const *vgs, size_t n, const char *name)
+{
+	for (size_t v = 0; v < n; v++)
+		if (!strcmp(vgs[v]->name, name))
+			return true;
+	return false;
+}
+
 int report_run(struct cli *c, enum report_type type)
 {
 	static const char *const defaults[] = {
@@ -1170,6 +1186,8 @@ int report_run(struct cli *c, enum report_type type)
 	if (type == REPORT_PV) {
 		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
 			return cli_fail(r);
+		if (cli_check_pv_args(c->args, c->nargs, devs, ndevs))
+			rc = ECMD_FAILED;
 		for (size_t d = 0; d < ndevs; d++) {
 			struct row row = {.active = &active, .dev = &devs[d]};
 			if (!devs[d].is_pv)
@@ -1177,7 +1195,7 @@ int report_run(struct cli *c, enum report_type type)
 			if (c->nargs) {
 				bool sel = false;
 				for (int i = 0; i < c->nargs; i++)
-					sel |= !strcmp(c->args[i], devs[d].path);
+					sel |= cli_same_device(c->args[i], devs[d].path);
 				if (!sel)
 					continue;
 			}
@@ -1235,6 +1253,22 @@ int report_run(struct cli *c, enum report_type type)
 					add_row(&t, &row);
 				}
 			}
+		}
+	}
+	/* A named LV that is not there fails, as in LVM2 (unless its VG is named too). */
+	for (int i = 0; type != REPORT_PV && type != REPORT_VG && i < c->nargs; i++) {
+		char vgn[256], lvn[256];
+		bool seen = false, vg_named = false;
+		if (cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)))
+			continue;
+		for (int k = 0; k < c->nargs; k++)
+			vg_named |= !strcmp(c->args[k], vgn);
+		for (size_t v = 0; v < nvgs && !seen; v++)
+			if (!strcmp(vgs[v]->name, vgn))
+				seen = vg_named || ulvm_lv_find(vgs[v], lvn);
+		if (!seen && nvgs_has(vgs, nvgs, vgn)) {
+			fprintf(stderr, "  Failed to find logical volume \"%s/%s\"\n", vgn, lvn);
+			rc = ECMD_FAILED;
 		}
 	}
 	/* Sort. */

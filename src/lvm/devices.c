@@ -392,6 +392,8 @@ static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 	d->has_label = true;
 	d->info.is_pv = true;
 	memcpy(d->info.pv_uuid, d->label.pv_uuid, sizeof(d->info.pv_uuid));
+	d->info.label_size = d->label.device_size;
+	d->info.ext_version = d->label.ext_version;
 	d->info.pe_start = d->label.n_data_areas ? d->label.data_areas[0].offset / SECTOR_SIZE : 0;
 	d->nmdas = MIN(d->label.n_mdas, 2u);
 	d->info.mda_count = d->nmdas;

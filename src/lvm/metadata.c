@@ -117,7 +117,7 @@ int pv_set_label_used(struct ulvm_ctx *ctx, struct dev_entry *d, bool used)
 		l.ext_flags |= PV_EXT_USED;
 	else
 		l.ext_flags &= ~PV_EXT_USED;
-	if (!l.ext_version)
+	if (l.ext_version < 2)
 		l.ext_version = 2;
 	if (l.ext_flags == d->label.ext_flags && l.ext_version == d->label.ext_version)
 		return 0;
@@ -274,6 +274,17 @@ out:
 	free(text);
 	/* The cached copies are stale now; the next use rescans. */
 	ctx_invalidate(ctx);
+	/* As LVM2's write does: a PV with an older header extension (version 1, no "used"
+	 * flag) gets the current one. */
+	for (size_t i = 0; !r && i < vg->npvs; i++) {
+		struct dev_entry *d;
+		if (!vg->pvs[i]->device || ctx_scan(ctx) ||
+		    !(d = ctx_find_dev(ctx, vg->pvs[i]->device)) || !d->has_label ||
+		    d->label.ext_version >= 2)
+			continue;
+		if (pv_set_label_used(ctx, d, true))
+			ulvm_warn("%s", ulvm_last_error());
+	}
 	return r;
 }
 
