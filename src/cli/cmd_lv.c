@@ -443,6 +443,15 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		goto out;
 	}
 	ulvm_lv_dm_name(vg->name, lv->name, dmname, sizeof(dmname));
+	if (extents < old) {
+		struct ulvm_lv_info info;
+		ulvm_lv_info(vg, lv, &info);
+		if (info.role == 'o') { /* LVM2's refusal: its snapshots' COW would be wrong */
+			r = ulvm_error(-EPERM,
+			               "Snapshot origin volumes cannot be reduced in size yet.");
+			goto out;
+		}
+	}
 	if (extents < old && ulvm_lv_active(vg, lv) && (r = confirm_reduce(c, vg, lv, extents)))
 		goto out;
 	if (extents < old && !c->force && !c->yes && !ulvm_lv_active(vg, lv)) {
