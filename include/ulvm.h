@@ -140,6 +140,9 @@ struct ulvm_ctx_opts {
 	/* Test mode (LVM2's -t): the metadata is computed and "written" as always, but nothing
 	 * reaches the devices (their writes are dropped). */
 	bool test_mode;
+	/* Archive the metadata before every commit and back it up after, as LVM2 does, where
+	 * LVM2's lvm.conf says (see ulvm_backup_dirs); the command sets it, programs may. */
+	bool archive;
 };
 
 int ulvm_ctx_new(const struct ulvm_ctx_opts *opts, struct ulvm_ctx **out);
@@ -488,6 +491,23 @@ void ulvm_active_set_hooks(const struct ulvm_active_hooks *hooks);
  * daemon/control.c for the verbs). -ENOTCONN when no daemon runs. */
 int ulvm_control_socket_path(char *out, size_t len);
 int ulvm_control_call(const char *verb, const char *name, const char *payload, char **reply);
+
+/* ---- metadata archives and backups ---------------------------------------------------- */
+/* LVM2's archive and backup directories: backup/archive_dir and backup/backup_dir of
+ * $LVM_SYSTEM_DIR/lvm.conf, default /etc/lvm/archive and /etc/lvm/backup. */
+void ulvm_backup_dirs(char *archive_dir, char *backup_dir, size_t len);
+struct ulvm_backup_file {
+	char *path;
+	char *vg_name;
+	char *description; /* "Created *before* executing '...'" */
+	int64_t time;      /* creation_time */
+};
+/* The archives of VG `vg_name`, oldest first, then its backup: what vgcfgrestore --list
+ * shows. Unreadable files are left out. */
+int ulvm_vg_backups(const char *vg_name, struct ulvm_backup_file **files, size_t *n);
+/* One backup or archive file, as one entry (freed with ulvm_vg_backups_free(f, 1)). */
+int ulvm_backup_file_read(const char *path, struct ulvm_backup_file **file);
+void ulvm_vg_backups_free(struct ulvm_backup_file *files, size_t n);
 
 /* ---- sizes ------------------------------------------------------------------------------ */
 /* Parse "12M", "1.5g", "100" (default unit `def`, LVM2 suffixes bBsSkKmMgGtTpPeE; lower

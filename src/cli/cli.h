@@ -135,6 +135,9 @@ int cmd_mount(struct cli *c, int argc, char **argv);     /* cmd_mount.c (FUSE) *
 int cmd_thin_tool(struct cli *c, int argc, char **argv); /* cmd_thin.c */
 int cmd_serve(struct cli *c, int argc, char **argv);
 
+/* cmd_vgcfglist.c: vgcfgrestore --list */
+int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);
+
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);
 

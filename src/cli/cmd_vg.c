@@ -373,7 +373,7 @@ static int vgcfgbackup_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 	const char *file = arg;
 	char path[4096], *text = NULL, *name = strdup(vg->name);
 	int r, rc = ECMD_PROCESSED;
-	FILE *f;
+	FILE *f = NULL;
 
 	if (!name) {
 		ulvm_vg_close(vg);
@@ -383,17 +383,32 @@ static int vgcfgbackup_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 		snprintf(path, sizeof(path), file, name);
 	else if (file)
 		snprintf(path, sizeof(path), "%s", file);
-	else
-		snprintf(path, sizeof(path), "/etc/lvm/backup/%s", name);
+	else {
+		char archive_dir[4096];
+		ulvm_backup_dirs(archive_dir, path, sizeof(path));
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", name);
+	}
 	r = ulvm_vg_export_text(vg, true, cli_description(c), &text);
 	ulvm_vg_close(vg);
 	if (r) {
 		free(name);
 		return cli_fail(r);
 	}
-	if (!file)
-		mkdir("/etc/lvm", 0755), mkdir("/etc/lvm/backup", 0700);
-	if (!(f = fopen(path, "we")) || fputs(text, f) < 0 || fclose(f)) {
+	if (!file) {
+		/* LVM2's backup directory, made 0700 as LVM2 makes it */
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", path);
+		for (char *s = strchr(dir + 1, '/'); s; s = strchr(s + 1, '/')) {
+			*s = 0;
+			mkdir(dir, strchr(s + 1, '/') ? 0755 : 0700);
+			*s = '/';
+		}
+	}
+	/* mode 0600, as LVM2 writes its backups (the metadata names every device) */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w")) || fputs(text, f) < 0 || fclose(f)) {
+		if (fd >= 0 && !f)
+			close(fd);
 		fprintf(stderr, "  %s: cannot write backup: %s\n", path, strerror(errno));
 		rc = ECMD_FAILED;
 	} else {
@@ -443,17 +458,24 @@ static char *read_file(const char *path, size_t *len)
 
 int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"file", required_argument, NULL, 'F'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"file", required_argument, NULL, 'F'},
+	                                   {"list", no_argument, NULL, 'l'},
+	                                   {0}};
 	const char *file = NULL;
-	char path[4096], *text;
+	char path[4096], archive_dir[4096], *text;
 	size_t len;
 	int opt, r;
+	bool list = false;
 
 	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
-	while ((opt = getopt_long(argc, argv, "yvqhdtf:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "yvqhdtlf:", lo, NULL)) != -1) {
 		if (opt == 'F' || (opt == 'f' && optarg)) {
 			file = optarg;
+			continue;
+		}
+		if (opt == 'l') {
+			list = true;
 			continue;
 		}
 		if (cli_common_opt(c, opt, optarg) != 1)
@@ -463,9 +485,13 @@ int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Please specify a *single* volume group to restore.\n");
 		return EINVALID_CMD_LINE;
 	}
+	if (list)
+		return cli_vgcfgrestore_list(c, argv[optind], file); /* cmd_vgcfglist.c */
 	snprintf(path, sizeof(path), "%s", file ? file : "");
-	if (!file)
-		snprintf(path, sizeof(path), "/etc/lvm/backup/%s", argv[optind]);
+	if (!file) {
+		ulvm_backup_dirs(archive_dir, path, sizeof(path));
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", argv[optind]);
+	}
 	if (!(text = read_file(path, &len))) {
 		fprintf(stderr, "  %s: cannot read backup: %s\n", path, strerror(errno));
 		return ECMD_FAILED;

@@ -209,7 +209,9 @@ static const struct help_cmd help_cmds[] = {
            "Write here instead of the backup directory; %s in the name is the VG's.", 0}),
      "Writes each VG's metadata, in LVM2's text format, to a backup file."},
     {"vgcfgrestore", "Restore volume group configuration", STYLE_LVM,
-     FORMS({NULL, "-f|--file String VG", NULL}),
+     FORMS({NULL, "-f|--file String VG", NULL},
+           {"List the VG's metadata archives and backup.", "-l|--list VG", NULL},
+           {"Show one metadata backup file.", "-l|--list -f|--file String VG", NULL}),
      OPTS(O_FORCE("Restore even if the metadata has LVs of types ulvm keeps but does not "
                   "interpret.")),
      "Writes the metadata of a backup file to the VG's PVs."},

@@ -153,7 +153,8 @@ int cli_open_ctx(struct cli *c)
 	                          .lock_dir = cli_lock_dir,
 	                          .no_locking = cli_nolocking,
 	                          .silent_scan = c->silent_scan,
-	                          .test_mode = c->test};
+	                          .test_mode = c->test,
+	                          .archive = true};
 
 	int r;
 

@@ -135,6 +135,11 @@ bool vg_lv_referenced(const struct ulvm_vg *vg, const char *name);
 int vg_import(struct ulvm_ctx *ctx, struct cfg_tree *tree, const char *what, struct ulvm_vg **out);
 /* The whole metadata text: raw (on-disk, NUL-terminated, *len includes the NUL) or the
  * vgcfgbackup file form. */
+/* archive.c: LVM2's automatic archives and backups around a commit (ulvm_ctx_opts.archive).
+ * vg_archive_before archives the committed copy of `vg` and returns its name (to free). */
+void vg_archive_before(struct ulvm_vg *vg, const char *description, char **old_name);
+void vg_backup_after(struct ulvm_vg *vg, const char *description, const char *old_name);
+void vg_backup_remove(struct ulvm_vg *vg);
 int vg_export(const struct ulvm_vg *vg, bool file_form, const char *description, char **text,
               size_t *len);
 

@@ -202,12 +202,13 @@ int vg_write_commit(struct ulvm_vg *vg, const char *description)
 	struct ulvm_ctx *ctx = vg->ctx;
 	struct pending *pend = NULL;
 	size_t npend = 0, committed = 0;
-	char *text = NULL;
+	char *text = NULL, *old_name = NULL;
 	size_t len;
 	int r;
 
 	if ((r = ctx_scan(ctx)))
 		return r;
+	vg_archive_before(vg, description, &old_name);
 	vg->seqno++;
 	if ((r = vg_export(vg, false, description, &text, &len)))
 		goto out;
@@ -270,6 +271,9 @@ int vg_write_commit(struct ulvm_vg *vg, const char *description)
 out:
 	if (r)
 		vg->seqno--;
+	else
+		vg_backup_after(vg, description, old_name);
+	free(old_name);
 	free(pend);
 	free(text);
 	/* The cached copies are stale now; the next use rescans. */

@@ -300,6 +300,11 @@ int ulvm_vg_remove(struct ulvm_vg *vg, bool force)
 		return ulvm_error(-EBUSY,
 		                  "Volume group \"%s\" still contains %zu logical volume(s)",
 		                  vg->name, visible ? visible : vg->nlvs);
+	{
+		char *old_name;
+		vg_archive_before(vg, "vgremove", &old_name);
+		free(old_name);
+	}
 	/* Empty every area first (readers then see orphans), then clear the in-use flags. */
 	for (size_t i = 0; i < vg->npvs && !r; i++) {
 		struct dev_entry *d =
@@ -313,8 +318,10 @@ int ulvm_vg_remove(struct ulvm_vg *vg, bool force)
 		if (d)
 			r = pv_set_label_used(ctx, d, false);
 	}
-	if (!r)
+	if (!r) {
 		((struct vg_priv *)vg->priv)->removed = true;
+		vg_backup_remove(vg);
+	}
 	ctx_invalidate(ctx);
 	return r;
 }
