@@ -53,6 +53,12 @@ static const struct command commands[] = {
     {"thin_dump", cmd_thin_tool, "Dump dm-thin pool metadata as thin_dump's XML"},
     {"thin_restore", cmd_thin_tool, "Write dm-thin pool metadata from thin_dump's XML"},
     {"thin_ls", cmd_thin_tool, "List thin devices and their data usage (thin_ls' columns)"},
+    {"pvscan", cmd_pvscan, "List all physical volumes"},
+    {"vgscan", cmd_vgscan, "Search for all volume groups"},
+    {"lvscan", cmd_lvscan, "List all logical volumes in all volume groups"},
+    {"vgexport", cmd_vgexport, "Unregister volume group(s) from the system"},
+    {"vgimport", cmd_vgimport, "Register exported volume group with system"},
+    {"pvchange", cmd_pvchange, "Change attributes of physical volume(s)"},
 };
 
 void cli_print(const char *fmt, ...)

@@ -45,6 +45,10 @@ t_same lvrename lvrename e2e97 lv2 lv3
 t_same "lvchange --addtag" lvchange --addtag t1 e2e97/lv1
 t_same "vgchange --addtag" vgchange --addtag t2 e2e97
 t_same vgrename vgrename e2e97 e2e97b
+t_same vgexport vgexport e2e97b
+t_same vgimport vgimport e2e97b
+t_same "pvchange -x n" pvchange -x n "$A"
+t_same "pvchange --addtag" pvchange --addtag t3 "$A" "$B"
 ulvm vgcfgbackup -f "$T/backup" e2e97b >/dev/null
 t_same "lvchange -ay" lvchange -ay e2e97b/lv1
 t_same "lvchange -an" lvchange -an e2e97b/lv1

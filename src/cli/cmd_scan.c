@@ -1,0 +1,536 @@
+/*
+ * LVM2's scanning and export commands: pvscan, vgscan, lvscan (their listings), vgexport
+ * and vgimport (the EXPORTED flag on a VG and its PVs), pvchange (allocatable, tags).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "cli.h"
+
+/* Options with no argument beyond the common ones; returns 0 or EINVALID_CMD_LINE. */
+static int parse_plain(struct cli *c, int argc, char **argv, const char *shortopts,
+                       const struct option *lo, int (*own)(struct cli *, int, void *), void *arg)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (!own || own(c, opt, arg))
+			return EINVALID_CMD_LINE;
+	}
+	return 0;
+}
+
+static void size_h(uint64_t sectors, char *buf, size_t len)
+{
+	ulvm_format_size(sectors, 'h', true, true, buf, len);
+}
+
+/* The VG names in LVM2's order of its scanning commands: the VG found last on the devices
+ * (in their order) first -- its cache adds each new VG at the head of its list. */
+static int lvm2_vg_order(struct cli *c, const char ***out, size_t *n)
+{
+	const struct ulvm_dev_info *devs;
+	const char **names;
+	size_t ndevs;
+	int r;
+
+	*n = 0;
+	if ((r = cli_open_ctx(c)) || (r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		return r;
+	if (!(names = calloc(ndevs + 1, sizeof(*names))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (size_t k = 0; k < ndevs; k++) {
+		bool seen = !devs[k].vg_name;
+		for (size_t j = 0; !seen && j < *n; j++)
+			seen = !strcmp(names[j], devs[k].vg_name);
+		if (!seen)
+			names[(*n)++] = devs[k].vg_name;
+	}
+	for (size_t i = 0; i < *n / 2; i++) {
+		const char *t = names[i];
+		names[i] = names[*n - 1 - i];
+		names[*n - 1 - i] = t;
+	}
+	*out = names;
+	return 0;
+}
+
+/* cli_each_vg over every VG in LVM2's scanning order. The names point into the scan, which
+ * opening a VG replaces: they are copied first. */
+static int each_vg_lvm2_order(struct cli *c, enum ulvm_lock_mode mode, cli_vg_fn fn, void *arg)
+{
+	const char **order = NULL;
+	char **names;
+	size_t n;
+	int r, rc = ECMD_PROCESSED;
+
+	if ((r = lvm2_vg_order(c, &order, &n)))
+		return cli_fail(r);
+	names = calloc(n + 1, sizeof(*names));
+	for (size_t i = 0; names && i < n; i++)
+		names[i] = strdup(order[i]);
+	free(order);
+	if (!names)
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	for (size_t i = 0; i < n; i++)
+		if (!names[i] || cli_each_vg(c, &names[i], 1, mode, fn, arg) != ECMD_PROCESSED)
+			rc = ECMD_FAILED;
+	cli_free_names(names, n);
+	return rc;
+}
+
+/* ---- pvscan ---- */
+
+struct pvscan_row {
+	const char *dev, *vg;
+	bool exported;
+	uint64_t size, free; /* sectors; for orphans size only */
+};
+
+struct pvscan_state {
+	struct pvscan_row *rows;
+	size_t n;
+};
+
+static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	struct pvscan_state *s = arg;
+	bool exported = ulvm_strlist_has(&vg->status, "EXPORTED");
+
+	(void)c;
+	for (size_t i = 0; i < vg->npvs; i++) {
+		struct ulvm_pv *pv = vg->pvs[i];
+		struct pvscan_row *r;
+		if (!pv->device)
+			continue;
+		if (!(r = realloc(s->rows, (s->n + 1) * sizeof(*r))))
+			break;
+		s->rows = r;
+		r[s->n++] = (struct pvscan_row){
+		    .dev = strdup(pv->device),
+		    .vg = strdup(vg->name),
+		    .exported = exported,
+		    .size = (uint64_t)pv->pe_count * vg->extent_size,
+		    .free = (uint64_t)(pv->pe_count - pv->pe_alloc_count) * vg->extent_size};
+	}
+	ulvm_vg_close(vg);
+	return ECMD_PROCESSED;
+}
+
+int cmd_pvscan(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	struct pvscan_state s = {0};
+	const struct ulvm_dev_info *devs;
+	size_t ndevs, in_use = 0, width = 0;
+	uint64_t total = 0, used = 0;
+	char b1[64], b2[64];
+	int r, rc;
+
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL)))
+		return rc;
+	if ((rc = each_vg_lvm2_order(c, ULVM_LOCK_READ, pvscan_vg, &s)) != ECMD_PROCESSED)
+		goto out;
+	if ((r = ulvm_scan(c->ctx, &devs, &ndevs))) {
+		rc = cli_fail(r);
+		goto out;
+	}
+	for (size_t i = 0; i < ndevs; i++) {
+		struct pvscan_row *n;
+		if (!devs[i].is_pv || devs[i].vg_name)
+			continue;
+		if (!(n = realloc(s.rows, (s.n + 1) * sizeof(*n))))
+			break;
+		s.rows = n;
+		s.rows[s.n++] =
+		    (struct pvscan_row){.dev = strdup(devs[i].path), .size = devs[i].size / 512};
+	}
+	if (!s.n) {
+		cli_print("No matching physical volumes found");
+		goto out;
+	}
+	for (size_t i = 0; i < s.n; i++) {
+		size_t l = s.rows[i].dev ? strlen(s.rows[i].dev) : 0;
+		width = l > width ? l : width;
+	}
+	/* LVM2 pads the device names to the longest plus 2, the VG names to 15 (the length
+	 * of its orphan VG's internal name plus 2). */
+	width += 2;
+	for (size_t i = 0; i < s.n; i++) {
+		const struct pvscan_row *p = &s.rows[i];
+		size_h(p->size, b1, sizeof(b1));
+		size_h(p->free, b2, sizeof(b2));
+		total += p->size;
+		if (!p->vg) {
+			cli_print("PV %-*s    %-15s lvm2 [%s]", (int)width, p->dev, " ", b1);
+			continue;
+		}
+		in_use++;
+		used += p->size;
+		if (p->exported)
+			cli_print("PV %-*s  is in exported VG %s [%s / %s free]", (int)width,
+			          p->dev, p->vg, b1, b2);
+		else
+			cli_print("PV %-*s VG %-15s lvm2 [%s / %s free]", (int)width, p->dev, p->vg,
+			          b1, b2);
+	}
+	size_h(total, b1, sizeof(b1));
+	size_h(used, b2, sizeof(b2));
+	{
+		char b3[64];
+		size_h(total - used, b3, sizeof(b3));
+		cli_print("Total: %zu [%s] / in use: %zu [%s] / in no VG: %zu [%s]", s.n, b1,
+		          in_use, b2, s.n - in_use, b3);
+	}
+out:
+	for (size_t i = 0; i < s.n; i++) {
+		free((char *)s.rows[i].dev);
+		free((char *)s.rows[i].vg);
+	}
+	free(s.rows);
+	return rc;
+}
+
+/* ---- vgscan, lvscan ---- */
+
+static int vgscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	(void)c;
+	(void)arg;
+	cli_print("Found %svolume group \"%s\" using metadata type lvm2",
+	          ulvm_strlist_has(&vg->status, "EXPORTED") ? "exported " : "", vg->name);
+	ulvm_vg_close(vg);
+	return ECMD_PROCESSED;
+}
+
+int cmd_vgscan(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"mknodes", no_argument, NULL, 9500}, {0}};
+	int rc;
+
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL)))
+		return rc;
+	if (optind < argc) {
+		fprintf(stderr, "  Too many parameters on command line.\n");
+		return EINVALID_CMD_LINE;
+	}
+	return each_vg_lvm2_order(c, ULVM_LOCK_READ, vgscan_vg, NULL);
+}
+
+static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	bool all = *(bool *)arg;
+	char b[64];
+
+	(void)c;
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		struct ulvm_lv *lv = vg->lvs[i];
+		struct ulvm_lv_info info;
+		if (!all && !ulvm_lv_visible(lv))
+			continue;
+		ulvm_lv_info(vg, lv, &info);
+		size_h((uint64_t)lv->le_count * vg->extent_size, b, sizeof(b));
+		/* allocation policies are not modelled: every LV has the default, inherit */
+		cli_print("%s%s '/dev/%s/%s' [%s] inherit",
+		          ulvm_lv_active(vg, lv) ? "ACTIVE   " : "inactive ",
+		          info.role == 'o' ? "Original"
+		          : info.snapshot  ? "Snapshot"
+		                           : "        ",
+		          vg->name, lv->name, b);
+	}
+	ulvm_vg_close(vg);
+	return ECMD_PROCESSED;
+}
+
+static int lvscan_opt(struct cli *c, int opt, void *arg)
+{
+	(void)c;
+	if (opt != 'a')
+		return 1;
+	*(bool *)arg = true;
+	return 0;
+}
+
+int cmd_lvscan(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	bool all = false;
+	int rc;
+
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "a", lo, lvscan_opt, &all)))
+		return rc;
+	if (optind < argc) {
+		fprintf(stderr, "  No additional command line arguments allowed\n");
+		return EINVALID_CMD_LINE;
+	}
+	return each_vg_lvm2_order(c, ULVM_LOCK_READ, lvscan_vg, &all);
+}
+
+/* ---- vgexport, vgimport ---- */
+
+static int strlist_set(struct ulvm_strlist *l, const char *word, bool on)
+{
+	return on ? ulvm_tag_add(l, word) : ulvm_tag_del(l, word);
+}
+
+static int export_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	bool on = *(bool *)arg;
+	int r = 0;
+
+	if (ulvm_strlist_has(&vg->status, "EXPORTED") == on) {
+		fprintf(stderr,
+		        on ? "  Volume group %s is exported\n"
+		           : "  Volume group \"%s\" is not exported\n",
+		        vg->name);
+		ulvm_vg_close(vg);
+		return ECMD_FAILED;
+	}
+	if (on) {
+		size_t active = 0;
+		for (size_t i = 0; i < vg->nlvs; i++)
+			active += ulvm_lv_active(vg, vg->lvs[i]);
+		if (active) {
+			fprintf(stderr, "  Volume group \"%s\" has active logical volumes\n",
+			        vg->name);
+			ulvm_vg_close(vg);
+			return ECMD_FAILED;
+		}
+	}
+	r = strlist_set(&vg->status, "EXPORTED", on);
+	for (size_t i = 0; i < vg->npvs && !r; i++)
+		r = strlist_set(&vg->pvs[i]->status, "EXPORTED", on);
+	if (!r)
+		r = ulvm_vg_commit(vg, cli_description(c));
+	if (!r)
+		cli_print("Volume group \"%s\" successfully %s", vg->name,
+		          on ? "exported" : "imported");
+	ulvm_vg_close(vg);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+static int export_opt(struct cli *c, int opt, void *arg)
+{
+	(void)c;
+	if (opt != 'a')
+		return 1;
+	*(bool *)arg = true;
+	return 0;
+}
+
+static int export_cmd(struct cli *c, int argc, char **argv, bool on)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	bool all = false;
+	int rc;
+
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "a", lo, export_opt, &all)))
+		return rc;
+	if (optind >= argc && !all) {
+		fprintf(stderr,
+		        "  No command with matching syntax recognised.  Run '%s --help' for "
+		        "more information.\n",
+		        on ? "vgexport" : "vgimport");
+		return EINVALID_CMD_LINE;
+	}
+	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_WRITE, export_vg, &on);
+}
+
+int cmd_vgexport(struct cli *c, int argc, char **argv)
+{
+	return export_cmd(c, argc, argv, true);
+}
+
+int cmd_vgimport(struct cli *c, int argc, char **argv)
+{
+	return export_cmd(c, argc, argv, false);
+}
+
+/* ---- pvchange ---- */
+
+struct pvchange_opts {
+	int allocatable; /* -1 unchanged, 0 n, 1 y */
+	const char *add[32], *del[32];
+	size_t nadd, ndel;
+	bool all;
+	char **args;
+	int nargs;
+	size_t changed, unchanged, found;
+};
+
+static int pvchange_opt(struct cli *c, int opt, void *arg)
+{
+	struct pvchange_opts *o = arg;
+
+	(void)c;
+	switch (opt) {
+	case 'x':
+		if (strcmp(optarg, "y") && strcmp(optarg, "n"))
+			return 1;
+		o->allocatable = optarg[0] == 'y';
+		return 0;
+	case 'a':
+		o->all = true;
+		return 0;
+	case 9600:
+		if (o->nadd >= ARRAY_SIZE(o->add))
+			return 1;
+		o->add[o->nadd++] = optarg;
+		return 0;
+	case 9601:
+		if (o->ndel >= ARRAY_SIZE(o->del))
+			return 1;
+		o->del[o->ndel++] = optarg;
+		return 0;
+	}
+	return 1;
+}
+
+static bool pv_named(const struct ulvm_pv *pv, const struct pvchange_opts *o)
+{
+	for (int i = 0; i < o->nargs; i++)
+		if (pv->device && !strcmp(pv->device, o->args[i]))
+			return true;
+	return o->all;
+}
+
+static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	struct pvchange_opts *o = arg;
+	bool *changed = calloc(vg->npvs + 1, sizeof(*changed));
+	size_t nchanged = 0;
+	int r = 0, rc = ECMD_PROCESSED;
+
+	if (!changed) {
+		ulvm_vg_close(vg);
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	}
+	for (size_t i = 0; i < vg->npvs && !r; i++) {
+		struct ulvm_pv *pv = vg->pvs[i];
+		bool ok = true;
+		if (!pv_named(pv, o))
+			continue;
+		o->found++;
+		if (o->allocatable >= 0) {
+			bool is = ulvm_strlist_has(&pv->status, "ALLOCATABLE");
+			if (is == (o->allocatable == 1)) {
+				fprintf(stderr,
+				        "  Physical volume \"%s\" is already %sallocatable.\n",
+				        pv->device, is ? "" : "un");
+				ok = false;
+			} else {
+				r = strlist_set(&pv->status, "ALLOCATABLE", !is);
+			}
+		}
+		for (size_t k = 0; k < o->nadd && !r && ok; k++)
+			r = ulvm_tag_add(&pv->tags, o->add[k]);
+		for (size_t k = 0; k < o->ndel && !r && ok; k++)
+			r = ulvm_tag_del(&pv->tags, o->del[k]);
+		if (!r && !ok) {
+			/* already so: not changed, and not a failure (as LVM2) */
+			cli_print("Physical volume %s not changed", pv->device);
+			o->unchanged++;
+		} else if (!r) {
+			changed[i] = true;
+			nchanged++;
+		}
+	}
+	if (!r && nchanged)
+		r = ulvm_vg_commit(vg, cli_description(c));
+	if (r) {
+		o->unchanged += nchanged;
+		rc = cli_fail(r);
+	} else {
+		for (size_t i = 0; i < vg->npvs; i++)
+			if (changed[i])
+				cli_print("Physical volume \"%s\" changed", vg->pvs[i]->device);
+		o->changed += nchanged;
+	}
+	free(changed);
+	ulvm_vg_close(vg);
+	return rc;
+}
+
+/* The arguments that name a PV of no VG (or no PV at all). */
+static int pvchange_orphans(struct cli *c, struct pvchange_opts *o)
+{
+	const struct ulvm_dev_info *devs;
+	size_t ndevs;
+	int r, rc = ECMD_PROCESSED;
+
+	if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		return cli_fail(r);
+	for (size_t i = 0; i < ndevs; i++) {
+		bool named = o->all;
+		for (int k = 0; k < o->nargs; k++)
+			named |= !strcmp(devs[i].path, o->args[k]);
+		if (!named || !devs[i].is_pv || devs[i].vg_name)
+			continue;
+		o->found++;
+		if (o->allocatable >= 0)
+			fprintf(stderr,
+			        "  Allocatability not supported by orphan lvm2 format PV %s\n",
+			        devs[i].path);
+		else
+			fprintf(stderr, "  Tags are not supported on PV %s of no VG.\n",
+			        devs[i].path);
+		fprintf(stderr, "  Physical volume %s not changed\n", devs[i].path);
+		o->unchanged++;
+		rc = ECMD_FAILED;
+	}
+	return rc;
+}
+
+int cmd_pvchange(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"allocatable", required_argument, NULL, 'x'},
+	                                   {"all", no_argument, NULL, 'a'},
+	                                   {"addtag", required_argument, NULL, 9600},
+	                                   {"deltag", required_argument, NULL, 9601},
+	                                   {0}};
+	struct pvchange_opts o = {.allocatable = -1};
+	int rc;
+
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "x:a", lo, pvchange_opt, &o)))
+		return rc;
+	o.args = argv + optind;
+	o.nargs = argc - optind;
+	if (o.allocatable < 0 && !o.nadd && !o.ndel) {
+		fprintf(stderr, "  Please give one or more of -x, --addtag or --deltag.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (!o.nargs && !o.all) {
+		fprintf(stderr, "  Please give a physical volume path or use --all.\n");
+		return EINVALID_CMD_LINE;
+	}
+	rc = each_vg_lvm2_order(c, ULVM_LOCK_WRITE, pvchange_vg, &o);
+	if (pvchange_orphans(c, &o) != ECMD_PROCESSED)
+		rc = ECMD_FAILED;
+	if ((int)o.found < o.nargs) {
+		for (int k = 0; k < o.nargs; k++) {
+			bool known = false;
+			const struct ulvm_dev_info *devs;
+			size_t ndevs;
+			if (!ulvm_scan(c->ctx, &devs, &ndevs))
+				for (size_t i = 0; i < ndevs; i++)
+					known |= devs[i].is_pv && !strcmp(devs[i].path, o.args[k]);
+			if (!known) {
+				fprintf(stderr, "  Failed to find physical volume \"%s\".\n",
+				        o.args[k]);
+				rc = ECMD_FAILED;
+			}
+		}
+	}
+	cli_print("%zu physical volume%s changed / %zu physical volume%s not changed", o.changed,
+	          o.changed == 1 ? "" : "s", o.unchanged, o.unchanged == 1 ? "" : "s");
+	return rc;
+}
