@@ -20,13 +20,64 @@
 static long fault_writes_left = -1;
 static long fault_refused;
 
+/* bdev_fault_lose_unflushed(): the bytes each write (or discard) replaced, kept until its
+ * device is flushed, so that the cut can put them back, newest first. */
+struct unflushed_write {
+	uint64_t dev;
+	char *path;
+	uint64_t off;
+	size_t len;
+	void *old;
+};
+static bool fault_lose_unflushed;
+static struct unflushed_write *unflushed;
+static size_t nunflushed;
+
+static void unflushed_forget(size_t i)
+{
+	free(unflushed[i].path);
+	free(unflushed[i].old);
+	unflushed[i] = unflushed[--nunflushed];
+}
+
+static void unflushed_forget_all(void)
+{
+	while (nunflushed)
+		unflushed_forget(nunflushed - 1);
+}
+
+/* The power is gone: what was written since a device's last flush never reached it.
+ * Written back through a buffered descriptor of its own, then synced, so that what a test
+ * reopens afterwards is the state the disk would have. */
+static void unflushed_lose(void)
+{
+	for (size_t i = nunflushed; i-- > 0;) {
+		const struct unflushed_write *w = &unflushed[i];
+		int fd = open(w->path, O_WRONLY);
+
+		if (fd < 0 || pwrite(fd, w->old, w->len, (off_t)w->off) != (ssize_t)w->len ||
+		    fsync(fd) < 0)
+			ulvm_log(ULVM_LOG_ERROR, "%s: cannot undo an unflushed write at %llu",
+			         w->path, (unsigned long long)w->off);
+		if (fd >= 0)
+			close(fd);
+	}
+	unflushed_forget_all();
+}
+
 long bdev_fault_inject_after(long nwrites)
 {
 	long refused = fault_refused;
 
+	unflushed_forget_all();
 	fault_writes_left = nwrites < 0 ? -1 : nwrites;
 	fault_refused = 0;
 	return refused;
+}
+
+void bdev_fault_lose_unflushed(bool on)
+{
+	fault_lose_unflushed = on;
 }
 
 /* The slow path of the fault check: only reached while a fault is armed. */
@@ -36,15 +87,47 @@ static int fault_hit(struct bdev *bd, bool counts)
 		fault_writes_left -= counts;
 		return 0;
 	}
-	fault_refused++;
+	if (fault_refused++ == 0)
+		unflushed_lose();
 	return ulvm_error(-EIO, "%s: injected I/O error (simulated power cut)", bd->path);
 }
 
-/* One predictable branch on the hot path. */
-#define FAULT_CHECK(bd, counts)                                                                    \
+/* Before a write or discard that the fault lets through: keep what it replaces. */
+
+static int unflushed_keep(struct bdev *bd, size_t len, uint64_t off)
+{
+	struct unflushed_write *n;
+	void *old = malloc(len ? len : 1);
+	char *path = strdup(bd->path);
+	int r = old && path ? bdev_read(bd, old, len, off) : -ENOMEM;
+
+	n = r ? NULL : realloc(unflushed, (nunflushed + 1) * sizeof(*unflushed));
+	if (!n) {
+		free(old);
+		free(path);
+		return r ? r : -ENOMEM;
+	}
+	unflushed = n;
+	unflushed[nunflushed++] = (struct unflushed_write){bd->dev, path, off, len, old};
+	return 0;
+}
+
+static void unflushed_flushed(const struct bdev *bd)
+{
+	for (size_t i = nunflushed; i-- > 0;)
+		if (unflushed[i].dev == bd->dev)
+			unflushed_forget(i);
+}
+
+/* One predictable branch on the hot path. A write or discard (len != 0) that goes through
+ * keeps what it replaces when unflushed writes are to be lost; a flush forgets them. */
+#define FAULT_CHECK(bd, counts, len, off)                                                          \
 	do {                                                                                       \
 		if (__builtin_expect(fault_writes_left >= 0, 0)) {                                 \
 			int fault_r_ = fault_hit(bd, counts);                                      \
+			if (!fault_r_ && fault_lose_unflushed)                                     \
+				fault_r_ = (counts) ? unflushed_keep(bd, len, off)                 \
+				                    : (unflushed_flushed(bd), 0);                  \
 			if (fault_r_)                                                              \
 				return fault_r_;                                                   \
 		}                                                                                  \
@@ -282,7 +365,7 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 	r = check_range(bd, len, off);
 	if (r || bd->drop_writes)
 		return r ? r : drop_write(bd, buf, len, off);
-	FAULT_CHECK(bd, true);
+	FAULT_CHECK(bd, true, len, off);
 	return direct_ok(bd, buf, len, off) ? rw_full(bd, true, (void *)buf, len, off)
 	                                    : rw_bounce(bd, true, (void *)buf, len, off);
 }
@@ -291,7 +374,7 @@ int bdev_flush(struct bdev *bd)
 {
 	if (bd->rdonly || bd->drop_writes)
 		return 0;
-	FAULT_CHECK(bd, false);
+	FAULT_CHECK(bd, false, 0, 0);
 	if (fdatasync(bd->fd) < 0)
 		return ulvm_error(-errno, "%s: flush failed: %s", bd->path, strerror(errno));
 	return 0;
@@ -306,7 +389,7 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 	r = check_range(bd, (size_t)len, off);
 	if (r || bd->drop_writes)
 		return r;
-	FAULT_CHECK(bd, true);
+	FAULT_CHECK(bd, true, (size_t)len, off);
 	if (bd->is_blockdev) {
 		uint64_t range[2] = {off, len};
 		r = ioctl(bd->fd, BLKDISCARD, range);

@@ -58,5 +58,13 @@ void *bdev_alloc_buffer(size_t len);
  * a test can tell whether the cut point was reached.
  */
 long bdev_fault_inject_after(long nwrites);
+/*
+ * TEST-ONLY, with bdev_fault_inject_after(): model a disk with a volatile write cache. While
+ * on, every write or discard that goes through keeps the bytes it replaced until a
+ * bdev_flush of its device succeeds; when the cut comes, every write not yet flushed is
+ * undone (newest first), as if the cache had lost it. Off (the default), every write before
+ * the cut persists. Re-arming or disarming forgets what was kept. Not thread-safe.
+ */
+void bdev_fault_lose_unflushed(bool on);
 
 #endif

@@ -484,6 +484,45 @@ static void test_fault_injection_hook(void **state)
 	env_free(e);
 }
 
+/* A volatile write cache: at the cut, whatever was written since its device's last flush
+ * is lost (put back as it was), newest first; what a flush covered stays. */
+static void test_fault_injection_loses_unflushed(void **state)
+{
+	struct env *e = env_new();
+	struct bdev *bd;
+	uint8_t *a = bdev_alloc_buffer(4096), *b = bdev_alloc_buffer(4096);
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	memset(a, 0xab, 4096);
+	memset(b, 0xcd, 4096);
+	assert_int_equal(bdev_open(e->base[0], BDEV_NO_DIRECT, &bd), 0);
+	assert_int_equal(bdev_write(bd, a, 4096, 8192), 0); /* before arming: on the disk */
+	assert_int_equal(bdev_flush(bd), 0);
+	bdev_fault_lose_unflushed(true);
+	bdev_fault_inject_after(4);
+	assert_int_equal(bdev_write(bd, a, 512, 0), 0);
+	assert_int_equal(bdev_flush(bd), 0);                  /* keeps the first */
+	assert_int_equal(bdev_write(bd, a, 512, 512), 0);     /* lost */
+	assert_int_equal(bdev_write(bd, b, 4096, 8192), 0);   /* lost: 0xab comes back */
+	assert_int_equal(bdev_discard(bd, 0, 512), 0);        /* lost: the flushed 0xab stays */
+	assert_int_equal(bdev_write(bd, b, 512, 1024), -EIO); /* the cut */
+	assert_int_equal(bdev_fault_inject_after(-1), 1);
+	bdev_fault_lose_unflushed(false);
+	assert_int_equal(bdev_read(bd, b, 4096, 0), 0);
+	assert_int_equal(b[0], 0xab);
+	assert_int_equal(b[511], 0xab);
+	assert_int_equal(b[512], 0);
+	assert_int_equal(b[1024], 0);
+	assert_int_equal(bdev_read(bd, b, 4096, 8192), 0);
+	assert_memory_equal(b, a, 4096);
+	bdev_close(bd);
+	free(a);
+	free(b);
+	env_free(e);
+}
+
 static void test_crash_commit(void **state)
 {
 	struct layout L = {.metadata_copies = ULVM_DEFAULT};
@@ -526,6 +565,30 @@ static void test_crash_commit_wrapped(void **state)
 	assert_true(st.old_state > 0 && st.new_state > 0);
 }
 
+/* The same cuts on a disk whose cache loses every write that no flush covered yet. */
+static void test_crash_commit_volatile_cache(void **state)
+{
+	struct layout L = {.metadata_copies = ULVM_DEFAULT};
+	struct layout W = {.metadata_size = 32768,
+	                   .data_alignment = 65536,
+	                   .metadata_copies = ULVM_DEFAULT,
+	                   .wrap = true};
+	struct crash_stats st;
+
+	(void)state;
+	bdev_fault_lose_unflushed(true);
+	crash_loop(&L, &st);
+	report("one 1 MiB area per PV, unflushed writes lost", &st);
+	assert_true(st.cuts >= 4);
+	/* a header write counts only once flushed: every cut before that reads the old VG */
+	assert_true(st.old_state > 0);
+	crash_loop(&W, &st);
+	report("60 KiB areas, wrapping copy, unflushed writes lost", &st);
+	assert_true(st.cuts >= 6);
+	assert_true(st.old_state > 0);
+	bdev_fault_lose_unflushed(false);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -533,6 +596,8 @@ int main(void)
 	    cmocka_unit_test(test_crash_commit),
 	    cmocka_unit_test(test_crash_commit_two_areas_per_pv),
 	    cmocka_unit_test(test_crash_commit_wrapped),
+	    cmocka_unit_test(test_fault_injection_loses_unflushed),
+	    cmocka_unit_test(test_crash_commit_volatile_cache),
 	};
 
 	/* the fault hook is process-wide: never leave it armed for the next test */

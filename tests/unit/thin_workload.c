@@ -9,14 +9,14 @@
  *       checker is clean and ulvm's dump equals the model's XML; with --oracle also
  *       thin_check 0.9.0 is clean and thin_dump 0.9.0 (and thin_dump -m while a metadata
  *       snapshot is held) equals the model's XML.
- *   thin_workload powercut IMG SEED NOPS [--oracle] [--stride K]
+ *   thin_workload powercut IMG SEED NOPS [--oracle] [--stride K] [--lose-unflushed]
  *       The same workload, cut after 0, K, 2K, ... writes (io/bdev's test-only power cut:
- *       nothing after the cut reaches the disk). Each time the metadata must open at exactly
- *       the last committed model (or the one being committed when the cut came), pass ulvm's
- *       checker (and thin_check 0.9.0 with --oracle).
- *   thin_workload damage IMG SEED NOPS [--oracle]
- *       Build a pool, then flip one bit in every block in use, one block at a time: ulvm's
- *       checker must report each; the check-then-open sequence must refuse; lists which ones
+ *       nothing after the cut reaches the disk; with --lose-unflushed, neither does any
+ *       write that no flush covered before the cut, as on a disk with a volatile cache). Each time
+ * the metadata must open at exactly the last committed model (or the one being committed when the
+ * cut came), pass ulvm's checker (and thin_check 0.9.0 with --oracle). thin_workload damage IMG
+ * SEED NOPS [--oracle] Build a pool, then flip one bit in every block in use, one block at a time:
+ * ulvm's checker must report each; the check-then-open sequence must refuse; lists which ones
  *       thin_check 0.9.0 misses. A second pass flips a bit and fixes up the checksum.
  *   thin_workload bench IMG DEVS MAPPINGS
  *       The benchmark's workload (bench/thin_metadata.sh): figures on stdout.
@@ -546,6 +546,8 @@ static int cmd_random(uint64_t seed, uint64_t nops)
 
 /* ---- power cut ------------------------------------------------------------------------------ */
 
+static bool lose_unflushed;
+
 static int cmd_powercut(uint64_t seed, uint64_t nops, long stride)
 {
 	long cut;
@@ -601,9 +603,10 @@ static int cmd_powercut(uint64_t seed, uint64_t nops, long stride)
 		if (failures || refused == 0)
 			break;
 	}
-	printf("powercut: %" PRIu64 " cut points (every %ld writes, up to %ld), each opened at the "
-	       "last committed transaction%s\n",
-	       tried, stride, cut, oracle ? " and passed thin_check 0.9.0" : "");
+	printf("powercut: %" PRIu64 " cut points (every %ld writes, up to %ld%s), each opened at "
+	       "the last committed transaction%s\n",
+	       tried, stride, cut, lose_unflushed ? ", unflushed writes lost" : "",
+	       oracle ? " and passed thin_check 0.9.0" : "");
 	return failures ? 1 : 0;
 }
 
@@ -993,6 +996,8 @@ int main(int argc, char **argv)
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--oracle"))
 			oracle = true;
+		if (!strcmp(argv[i], "--lose-unflushed"))
+			bdev_fault_lose_unflushed(lose_unflushed = true);
 		if (!strcmp(argv[i], "--stride") && i + 1 < argc)
 			stride = atol(argv[i + 1]);
 	}
