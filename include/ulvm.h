@@ -492,6 +492,17 @@ void ulvm_active_set_hooks(const struct ulvm_active_hooks *hooks);
 int ulvm_control_socket_path(char *out, size_t len);
 int ulvm_control_call(const char *verb, const char *name, const char *payload, char **reply);
 
+/* New UUIDs for the VG and every PV of it (or only for PV `only`, the VG's kept), and a
+ * new name unless NULL: what vgimportclone does to a copied VG so that it opens beside the
+ * original (give a context holding only the copy's devices), and pvchange -u. The
+ * metadata is committed, then each PV's label rewritten. */
+int ulvm_vg_new_uuids(struct ulvm_vg *vg, const char *new_name, const struct ulvm_pv *only,
+                      const char *description);
+/* PV `pv` of `vg` is `sectors` long now (pvresize): its extents follow, refused when an
+ * allocated one would be cut off. Metadata committed, then the label's size. */
+int ulvm_pv_resize(struct ulvm_vg *vg, struct ulvm_pv *pv, uint64_t sectors,
+                   const char *description);
+
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's archive and backup directories: backup/archive_dir and backup/backup_dir of
  * $LVM_SYSTEM_DIR/lvm.conf, default /etc/lvm/archive and /etc/lvm/backup. */

@@ -134,12 +134,14 @@ int cmd_bench(struct cli *c, int argc, char **argv);
 int cmd_mount(struct cli *c, int argc, char **argv);     /* cmd_mount.c (FUSE) */
 int cmd_thin_tool(struct cli *c, int argc, char **argv); /* cmd_thin.c */
 int cmd_serve(struct cli *c, int argc, char **argv);
-int cmd_pvscan(struct cli *c, int argc, char **argv);   /* cmd_scan.c */
-int cmd_vgscan(struct cli *c, int argc, char **argv);   /* cmd_scan.c */
-int cmd_lvscan(struct cli *c, int argc, char **argv);   /* cmd_scan.c */
-int cmd_vgexport(struct cli *c, int argc, char **argv); /* cmd_scan.c */
-int cmd_vgimport(struct cli *c, int argc, char **argv); /* cmd_scan.c */
-int cmd_pvchange(struct cli *c, int argc, char **argv); /* cmd_scan.c */
+int cmd_pvscan(struct cli *c, int argc, char **argv);        /* cmd_scan.c */
+int cmd_vgscan(struct cli *c, int argc, char **argv);        /* cmd_scan.c */
+int cmd_lvscan(struct cli *c, int argc, char **argv);        /* cmd_scan.c */
+int cmd_vgexport(struct cli *c, int argc, char **argv);      /* cmd_scan.c */
+int cmd_vgimport(struct cli *c, int argc, char **argv);      /* cmd_scan.c */
+int cmd_pvchange(struct cli *c, int argc, char **argv);      /* cmd_scan.c */
+int cmd_vgimportclone(struct cli *c, int argc, char **argv); /* cmd_clone.c */
+int cmd_pvresize(struct cli *c, int argc, char **argv);      /* cmd_clone.c */
 
 /* cmd_vgcfglist.c: vgcfgrestore --list */
 int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);

@@ -1,6 +1,7 @@
 /*
  * LVM2's scanning and export commands: pvscan, vgscan, lvscan (their listings), vgexport
- * and vgimport (the EXPORTED flag on a VG and its PVs), pvchange (allocatable, tags).
+ * and vgimport (the EXPORTED flag on a VG and its PVs), pvchange (allocatable, tags, a new
+ * UUID).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -360,7 +361,7 @@ struct pvchange_opts {
 	int allocatable; /* -1 unchanged, 0 n, 1 y */
 	const char *add[32], *del[32];
 	size_t nadd, ndel;
-	bool all;
+	bool all, uuid;
 	char **args;
 	int nargs;
 	size_t changed, unchanged, found;
@@ -379,6 +380,9 @@ static int pvchange_opt(struct cli *c, int opt, void *arg)
 		return 0;
 	case 'a':
 		o->all = true;
+		return 0;
+	case 'u':
+		o->uuid = true;
 		return 0;
 	case 9600:
 		if (o->nadd >= ARRAY_SIZE(o->add))
@@ -443,8 +447,12 @@ static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 			nchanged++;
 		}
 	}
-	if (!r && nchanged)
+	if (!r && nchanged && (o->allocatable >= 0 || o->nadd || o->ndel))
 		r = ulvm_vg_commit(vg, cli_description(c));
+	/* -u: a new UUID for each, in the metadata and the label */
+	for (size_t i = 0; i < vg->npvs && !r && o->uuid; i++)
+		if (changed[i])
+			r = ulvm_vg_new_uuids(vg, NULL, vg->pvs[i], cli_description(c));
 	if (r) {
 		o->unchanged += nchanged;
 		rc = cli_fail(r);
@@ -496,16 +504,17 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 	                                   {"all", no_argument, NULL, 'a'},
 	                                   {"addtag", required_argument, NULL, 9600},
 	                                   {"deltag", required_argument, NULL, 9601},
+	                                   {"uuid", no_argument, NULL, 'u'},
 	                                   {0}};
 	struct pvchange_opts o = {.allocatable = -1};
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "x:a", lo, pvchange_opt, &o)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "x:au", lo, pvchange_opt, &o)))
 		return rc;
 	o.args = argv + optind;
 	o.nargs = argc - optind;
-	if (o.allocatable < 0 && !o.nadd && !o.ndel) {
-		fprintf(stderr, "  Please give one or more of -x, --addtag or --deltag.\n");
+	if (o.allocatable < 0 && !o.nadd && !o.ndel && !o.uuid) {
+		fprintf(stderr, "  Please give one or more of -x, -u, --addtag or --deltag.\n");
 		return EINVALID_CMD_LINE;
 	}
 	if (!o.nargs && !o.all) {

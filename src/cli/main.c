@@ -59,6 +59,8 @@ static const struct command commands[] = {
     {"vgexport", cmd_vgexport, "Unregister volume group(s) from the system"},
     {"vgimport", cmd_vgimport, "Register exported volume group with system"},
     {"pvchange", cmd_pvchange, "Change attributes of physical volume(s)"},
+    {"vgimportclone", cmd_vgimportclone, "Import a VG from cloned PVs"},
+    {"pvresize", cmd_pvresize, "Resize physical volume(s)"},
 };
 
 void cli_print(const char *fmt, ...)
