@@ -23,9 +23,24 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Extents of `pv` that lie on its device: a device shorter than the PV recorded (truncated,
+ * shrunk) ends before its last extents, which must not be handed out. */
+static uint32_t pv_extents_on_device(const struct ulvm_vg *vg, const struct ulvm_pv *pv)
+{
+	struct dev_entry *d = vg->ctx && pv->device ? ctx_find_dev(vg->ctx, pv->device) : NULL;
+	uint64_t sectors, fit;
+
+	if (!d || !d->bd || !vg->extent_size)
+		return pv->pe_count;
+	sectors = d->bd->size / SECTOR_SIZE;
+	fit = sectors > pv->pe_start ? (sectors - pv->pe_start) / vg->extent_size : 0;
+	return fit < pv->pe_count ? (uint32_t)fit : pv->pe_count;
+}
+
 int pv_free_ranges(const struct ulvm_vg *vg, const struct ulvm_pv *pv, struct pe_range **out,
                    size_t *n)
 {
+	uint32_t pe_end = pv_extents_on_device(vg, pv);
 	struct pe_range *used = NULL, *fr = NULL;
 	size_t nused = 0, cap = 0, nfr = 0;
 	uint32_t pos = 0;
@@ -60,7 +75,7 @@ int pv_free_ranges(const struct ulvm_vg *vg, const struct ulvm_pv *pv, struct pe
 		return ulvm_error(-ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i <= nused; i++) {
-		uint32_t end = i < nused ? used[i].start : pv->pe_count;
+		uint32_t end = MIN(i < nused ? used[i].start : pv->pe_count, pe_end);
 		if (end > pos) {
 			fr[nfr].start = pos;
 			fr[nfr].count = end - pos;

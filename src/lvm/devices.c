@@ -343,7 +343,7 @@ static void scan_mda(struct ulvm_ctx *ctx, struct dev_entry *d, unsigned idx)
 
 /* Each damaged label or metadata area is reported once per context, as one line naming the
  * device, the area and the problem (the scan itself goes on with what is valid). */
-static void report_problem(struct ulvm_ctx *ctx, const char *msg)
+void ctx_report_once(struct ulvm_ctx *ctx, const char *msg)
 {
 	char **nv;
 
@@ -523,9 +523,9 @@ void ulvm_report_problems(struct ulvm_ctx *ctx, const struct ulvm_vg *vg)
 		 * (that may be the missing PV). */
 		if (vg && !dev_in_vg(d, vg) && !(vg_incomplete && !d->has_label))
 			continue;
-		report_problem(ctx, d->problem);
+		ctx_report_once(ctx, d->problem);
 		for (unsigned k = 0; k < d->nmdas; k++)
-			report_problem(ctx, d->mdas[k].problem);
+			ctx_report_once(ctx, d->mdas[k].problem);
 	}
 }
 

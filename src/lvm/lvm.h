@@ -94,6 +94,8 @@ struct dev_entry *ctx_find_dev(struct ulvm_ctx *ctx, const char *path);
 struct dev_entry *ctx_find_pv_uuid(struct ulvm_ctx *ctx, const char *uuid);
 int dev_open_rw(struct ulvm_ctx *ctx, struct dev_entry *d); /* reopen writable if needed */
 void dev_mda_summary(const struct dev_mda *m, uint64_t *size, uint64_t *free_bytes);
+/* Warn with `msg` unless this context already did (or scans are silent). */
+void ctx_report_once(struct ulvm_ctx *ctx, const char *msg);
 
 /* dev.c */
 void ctx_free_dm(struct ulvm_ctx *ctx);

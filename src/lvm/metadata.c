@@ -6,6 +6,7 @@
  * the highest seqno.
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,34 @@ static struct dev_mda *newest_copy(struct ulvm_ctx *ctx, const char *name, struc
 			}
 	*dev = bestdev;
 	return best;
+}
+
+/* A device now smaller than the size its PV recorded ("was it resized?"): LVM2 warns once per
+ * device and once per VG; extents past the device's end are never allocated (alloc.c). */
+static void warn_shrunk_devices(struct ulvm_ctx *ctx, const struct ulvm_vg *vg)
+{
+	char msg[PATH_MAX + 160];
+	bool any = false;
+
+	for (size_t i = 0; i < vg->npvs; i++) {
+		const struct ulvm_pv *pv = vg->pvs[i];
+		struct dev_entry *d = pv->device ? ctx_find_dev(ctx, pv->device) : NULL;
+		uint64_t sectors = d && d->bd ? d->bd->size / SECTOR_SIZE : 0;
+
+		if (!d || !d->bd || pv->missing || sectors >= pv->dev_size)
+			continue;
+		snprintf(msg, sizeof(msg),
+		         "Device %s has size of %llu sectors which is smaller than corresponding "
+		         "PV size of %llu sectors. Was device resized?",
+		         pv->device, (unsigned long long)sectors, (unsigned long long)pv->dev_size);
+		ctx_report_once(ctx, msg);
+		any = true;
+	}
+	if (any) {
+		snprintf(msg, sizeof(msg),
+		         "One or more devices used as PVs in VG %s have changed sizes.", vg->name);
+		ctx_report_once(ctx, msg);
+	}
 }
 
 int vg_read(struct ulvm_ctx *ctx, const char *name, struct ulvm_vg **out)
@@ -99,6 +128,7 @@ int vg_read(struct ulvm_ctx *ctx, const char *name, struct ulvm_vg **out)
 				pv->mda_free = fr;
 		}
 	}
+	warn_shrunk_devices(ctx, vg);
 	ulvm_report_problems(ctx, vg);
 	*out = vg;
 	return 0;
