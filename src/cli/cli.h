@@ -97,7 +97,7 @@ int cli_check_pv_args(char *const *args, int nargs, const struct ulvm_dev_info *
 void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
 
 /* report.c */
-enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG };
+enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG, REPORT_PVSEG };
 int report_run(struct cli *c, enum report_type type);
 int report_list_fields(enum report_type type);
 void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len);

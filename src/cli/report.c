@@ -26,10 +26,12 @@ struct row {
 	const struct ulvm_dev_info *dev;
 	struct ulvm_lv *lv;
 	struct ulvm_seg *seg;
+	/* pvs --segments: one row per used or free range of extents of `pv` */
+	uint32_t pvseg_start, pvseg_size;
 };
 
 enum ftype { F_STR, F_NUM, F_SIZ };
-enum fobj { O_PV, O_VG, O_LV, O_SEG };
+enum fobj { O_PV, O_VG, O_LV, O_SEG, O_PVSEG };
 
 struct field {
 	const char *name;
@@ -221,6 +223,16 @@ static void f_pv_missing(struct cli *c, const struct row *r, struct strbuf *o)
 	(void)c;
 	if (r->pv && r->pv->missing)
 		sb_puts(o, "missing");
+}
+static void f_pvseg_start(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", r->pvseg_start);
+}
+static void f_pvseg_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", r->pvseg_size);
 }
 static void f_pv_ba_start(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -718,6 +730,8 @@ static const struct field fields[] = {
     {"pv_size", "PSize", F_SIZ, O_PV, 0, f_pv_size},
     {"pv_free", "PFree", F_SIZ, O_PV, 0, f_pv_free},
     {"pv_used", "Used", F_SIZ, O_PV, 0, f_pv_used},
+    {"pvseg_start", "Start", F_NUM, O_PVSEG, 0, f_pvseg_start},
+    {"pvseg_size", "SSize", F_NUM, O_PVSEG, 0, f_pvseg_size},
     {"pv_attr", "Attr", F_STR, O_PV, 0, f_pv_attr},
     {"pv_allocatable", "Allocatable", F_STR, O_PV, 0, f_pv_allocatable},
     {"pv_missing", "Missing", F_STR, O_PV, 10, f_pv_missing},
@@ -794,10 +808,9 @@ static const struct field fields[] = {
 static const struct field *find_field(const char *name, enum report_type type)
 {
 	static const char *const prefixes[][3] = {
-	    [REPORT_PV] = {"pv_", "", "vg_"},
-	    [REPORT_VG] = {"vg_", "", NULL},
-	    [REPORT_LV] = {"lv_", "", "seg_"},
-	    [REPORT_SEG] = {"lv_", "", "seg_"},
+	    [REPORT_PV] = {"pv_", "", "vg_"},    [REPORT_VG] = {"vg_", "", NULL},
+	    [REPORT_LV] = {"lv_", "", "seg_"},   [REPORT_SEG] = {"lv_", "", "seg_"},
+	    [REPORT_PVSEG] = {"pv_", "", "vg_"},
 	};
 	static const char *const aliases[][2] = {
 	    {"stripesize", "stripe_size"}, {"size", NULL}, {"regionsize", "region_size"}};
@@ -820,7 +833,7 @@ int report_list_fields(enum report_type type)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
 		enum fobj o = fields[i].obj;
-		bool ok = type == REPORT_PV   ? (o == O_PV || o == O_VG)
+		bool ok = type == REPORT_PV   ? (o == O_PV || o == O_VG || o == O_PVSEG)
 		          : type == REPORT_VG ? o == O_VG
 		                              : o != O_PV;
 		if (ok)
@@ -867,7 +880,7 @@ static int add_cols(struct cli *c, struct table *t, const char *spec, enum repor
 			break;
 		}
 		t->cols[t->ncols++] = f;
-		if (f->obj == O_SEG)
+		if (f->obj == O_SEG || f->obj == O_PVSEG)
 			c->segments = true;
 	}
 	free(copy);
@@ -886,6 +899,64 @@ static int add_row(struct table *t, const struct row *r)
 	}
 	t->rows[t->nrows++] = *r;
 	return 0;
+}
+
+static int range_start_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* A PV's row, or with `segments` its rows as LVM2's pvs --segments gives them: each area of
+ * an LV segment on it and each free range between them, in extent order (an orphan PV: one
+ * row of 0 extents). */
+static int add_pv_rows(struct table *t, struct row *r, bool segments)
+{
+	uint32_t(*used)[2] = NULL, pos = 0;
+	size_t n = 0, cap = 0;
+	int rc = 0;
+
+	if (!segments || !r->pv)
+		return add_row(t, r);
+	for (size_t l = 0; l < r->vg->nlvs; l++)
+		for (size_t s = 0; s < r->vg->lvs[l]->nsegs; s++) {
+			const struct ulvm_seg *seg = &r->vg->lvs[l]->segs[s];
+			for (uint32_t a = 0; a < seg->area_count; a++) {
+				if (seg->areas[a].type != ULVM_AREA_PV || seg->areas[a].pv != r->pv)
+					continue;
+				if (n == cap) {
+					uint32_t(*nu)[2] =
+					    realloc(used, (cap = cap ? cap * 2 : 16) * sizeof(*nu));
+					if (!nu) {
+						free(used);
+						return ulvm_error(-ENOMEM, "out of memory");
+					}
+					used = nu;
+				}
+				used[n][0] = seg->areas[a].pe;
+				used[n][1] = ulvm_seg_area_len(seg);
+				n++;
+			}
+		}
+	if (n)
+		qsort(used, n, sizeof(*used), range_start_cmp);
+	for (size_t i = 0; i <= n && !rc; i++) {
+		uint32_t end = i < n ? used[i][0] : r->pv->pe_count;
+		if (end > pos) {
+			r->pvseg_start = pos;
+			r->pvseg_size = end - pos;
+			rc = add_row(t, r);
+		}
+		if (i < n && !rc) {
+			r->pvseg_start = used[i][0];
+			r->pvseg_size = used[i][1];
+			rc = add_row(t, r);
+			pos = MAX(pos, used[i][0] + used[i][1]);
+		}
+	}
+	free(used);
+	return rc;
 }
 
 /* Sorting: each row's key values are computed once, then rows are ordered by them. */
@@ -1018,7 +1089,7 @@ static void put_padded(struct strbuf *o, const char *v, size_t width, bool right
 
 static void print_table(struct cli *c, struct table *t, enum report_type type)
 {
-	static const char *const json_names[] = {"pv", "vg", "lv", "seg"};
+	static const char *const json_names[] = {"pv", "vg", "lv", "seg", "pvseg"};
 	size_t widths[MAX_COLS];
 	struct strbuf o;
 
@@ -1140,11 +1211,14 @@ int report_run(struct cli *c, enum report_type type)
 		[REPORT_LV] = "lv_name,vg_name,lv_attr,lv_size,pool_lv,origin,data_percent,metadata_percent,move_pv,mirror_log,copy_percent,convert_lv",
 	    /* clang-format on */
 	    [REPORT_SEG] = "lv_name,vg_name,lv_attr,stripes,segtype,seg_size",
+	    [REPORT_PVSEG] =
+	        "pv_name,vg_name,pv_fmt,pv_attr,pv_size,pv_free,pvseg_start,pvseg_size",
 	};
 	static const char *const default_sort[] = {[REPORT_PV] = "pv_name",
 	                                           [REPORT_VG] = "vg_name",
 	                                           [REPORT_LV] = "vg_name,lv_name",
-	                                           [REPORT_SEG] = "vg_name,lv_name,seg_start"};
+	                                           [REPORT_SEG] = "vg_name,lv_name,seg_start",
+	                                           [REPORT_PVSEG] = "pv_name,pvseg_start"};
 	struct table t = {0};
 	struct vg_set set = {0};
 	struct ulvm_vg **vgs;
@@ -1154,10 +1228,12 @@ int report_run(struct cli *c, enum report_type type)
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
 	int r, rc;
-	bool replaced = false;
+	bool replaced = false, pv_report;
 
 	if (c->segments && type == REPORT_LV)
 		type = REPORT_SEG;
+	if (c->segments && type == REPORT_PV)
+		type = REPORT_PVSEG;
 	for (int i = 0; i < c->nfields; i++)
 		if (c->fields[i][0] != '+')
 			replaced = true;
@@ -1168,7 +1244,10 @@ int report_run(struct cli *c, enum report_type type)
 			return cli_fail(r);
 	if (c->segments && type == REPORT_LV)
 		type = REPORT_SEG;
+	if (c->segments && type == REPORT_PV)
+		type = REPORT_PVSEG;
 
+	pv_report = type == REPORT_PV || type == REPORT_PVSEG;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	if (!ulvm_ctx_device_count(c->ctx) && !c->quiet)
@@ -1176,14 +1255,13 @@ int report_run(struct cli *c, enum report_type type)
 		                "--devicesfile FILE or $ULVM_DEVICES (ulvm never scans the host's "
 		                "/dev).\n");
 	/* A PV report's arguments are devices: it reads every VG. */
-	rc = cli_each_vg(c, c->args, type == REPORT_PV ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg,
-	                 &set);
+	rc = cli_each_vg(c, c->args, pv_report ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg, &set);
 	vgs = set.v;
 	nvgs = set.n;
-	if (type != REPORT_PV && type != REPORT_VG && ulvm_active_list(&active.names, &active.n))
+	if (!pv_report && type != REPORT_VG && ulvm_active_list(&active.names, &active.n))
 		active.n = 0;
 	/* Rows. */
-	if (type == REPORT_PV) {
+	if (pv_report) {
 		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
 			return cli_fail(r);
 		if (cli_check_pv_args(c->args, c->nargs, devs, ndevs))
@@ -1209,7 +1287,7 @@ int report_run(struct cli *c, enum report_type type)
 					row.pv = pv;
 				}
 			}
-			add_row(&t, &row);
+			add_pv_rows(&t, &row, type == REPORT_PVSEG);
 		}
 		for (size_t v = 0; v < nvgs; v++)
 			for (size_t p = 0; p < vgs[v]->npvs; p++)
@@ -1218,7 +1296,7 @@ int report_run(struct cli *c, enum report_type type)
 					    .active = &active, .vg = vgs[v], .pv = vgs[v]->pvs[p]};
 					static struct ulvm_dev_info missing = {.path = "[unknown]"};
 					row.dev = &missing;
-					add_row(&t, &row);
+					add_pv_rows(&t, &row, type == REPORT_PVSEG);
 				}
 	} else {
 		for (size_t v = 0; v < nvgs; v++) {
@@ -1256,7 +1334,7 @@ int report_run(struct cli *c, enum report_type type)
 		}
 	}
 	/* A named LV that is not there fails, as in LVM2 (unless its VG is named too). */
-	for (int i = 0; type != REPORT_PV && type != REPORT_VG && i < c->nargs; i++) {
+	for (int i = 0; !pv_report && type != REPORT_VG && i < c->nargs; i++) {
 		char vgn[256], lvn[256];
 		bool seen = false, vg_named = false;
 		if (cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)))
