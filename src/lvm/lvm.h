@@ -116,7 +116,10 @@ struct vg_priv {
 	struct cfg_tree *keep;
 	char *lock_name; /* the VG lock this handle holds (the name it was opened under) */
 	bool removed;
+	bool exported_on_disk; /* read from a device with EXPORTED set (vgexport) */
 };
+/* LVM2 changes nothing in an exported VG but its name and its export state. */
+int vg_refuse_exported(const struct ulvm_vg *vg, bool removing);
 struct ulvm_vg *vg_alloc(struct ulvm_ctx *ctx);
 void vg_free(struct ulvm_vg *vg);
 struct ulvm_pv *vg_find_pv_key(const struct ulvm_vg *vg, const char *key);

@@ -227,6 +227,18 @@ static int flush_pending(struct pending *pend, size_t n)
 	return r;
 }
 
+int vg_refuse_exported(const struct ulvm_vg *vg, bool removing)
+{
+	const struct vg_priv *p = vg->priv;
+	bool renamed = p->lock_name && strcmp(p->lock_name, vg->name);
+
+	/* vgimport clears the flag, vgrename keeps it: both may commit, as in LVM2 */
+	if (!p->exported_on_disk ||
+	    (!removing && (renamed || !ulvm_strlist_has(&vg->status, "EXPORTED"))))
+		return 0;
+	return ulvm_error(-EPERM, "Volume group %s is exported", vg->name);
+}
+
 int vg_write_commit(struct ulvm_vg *vg, const char *description)
 {
 	struct ulvm_ctx *ctx = vg->ctx;
@@ -236,7 +248,7 @@ int vg_write_commit(struct ulvm_vg *vg, const char *description)
 	size_t len;
 	int r;
 
-	if ((r = ctx_scan(ctx)))
+	if ((r = vg_refuse_exported(vg, false)) || (r = ctx_scan(ctx)))
 		return r;
 	vg_archive_before(vg, description, &old_name);
 	vg->seqno++;
@@ -334,6 +346,9 @@ int ulvm_vg_open(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mod
 	r = ctx_revalidate(ctx);
 	if (!r)
 		r = vg_read(ctx, name, out);
+	if (!r)
+		((struct vg_priv *)(*out)->priv)->exported_on_disk =
+		    ulvm_strlist_has(&(*out)->status, "EXPORTED");
 	if (!r && !(((struct vg_priv *)(*out)->priv)->lock_name = strdup(name))) {
 		vg_free(*out);
 		*out = NULL;

@@ -294,6 +294,8 @@ int ulvm_vg_remove(struct ulvm_vg *vg, bool force)
 	size_t visible = 0;
 	int r = 0;
 
+	if ((r = vg_refuse_exported(vg, true)))
+		return r;
 	for (size_t i = 0; i < vg->nlvs; i++)
 		visible += ulvm_lv_visible(vg->lvs[i]);
 	if (vg->nlvs && !force)
