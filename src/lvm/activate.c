@@ -76,18 +76,13 @@ int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **tab
 	int r = 0;
 
 	*table = NULL;
-	/* Until ulvm does copy-on-write, an origin's table would write past its snapshots and
-	 * a snapshot's COW LV would read as if it were the snapshot: neither gets one. */
-	if (lv->used_by && lv->used_by_seg < lv->used_by->nsegs &&
-	    !strcmp(lv->used_by->segs[lv->used_by_seg].type, "snapshot")) {
-		const char *o = kept_str(&lv->used_by->segs[lv->used_by_seg], "origin");
-		bool origin = o && !strcmp(o, lv->name);
-		return ulvm_error(-EOPNOTSUPP,
-		                  origin ? "LV %s/%s is a snapshot origin: ulvm does not copy on "
-		                           "write yet, so it neither reads nor writes it"
-		                         : "LV %s/%s is a snapshot: ulvm cannot read snapshots yet "
-		                           "(its COW store is not the snapshot's data)",
-		                  vg->name, lv->name);
+	/* What uses this LV may forbid a table of its own (a snapshot, for its origin). */
+	if (lv->used_by && lv->used_by_seg < lv->used_by->nsegs) {
+		const struct ulvm_seg *user = &lv->used_by->segs[lv->used_by_seg];
+
+		if (user->segtype->check_used_activation &&
+		    (r = user->segtype->check_used_activation(vg, lv, user)))
+			return r;
 	}
 	sb_init(&sb);
 	for (size_t s = 0; s < lv->nsegs && !r; s++) {

@@ -70,6 +70,22 @@ static void snapshot_report_user(const struct ulvm_vg *vg, const struct ulvm_lv 
 	}
 }
 
+/* Until ulvm does copy-on-write, an origin's table would write past its snapshots and a
+ * snapshot's COW LV would read as if it were the snapshot: neither gets one. */
+static int snapshot_check_used_activation(const struct ulvm_vg *vg, const struct ulvm_lv *used,
+                                          const struct ulvm_seg *seg)
+{
+	const char *o = kept_str(seg, "origin");
+	bool origin = o && !strcmp(o, used->name);
+
+	return ulvm_error(-EOPNOTSUPP,
+	                  origin ? "LV %s/%s is a snapshot origin: ulvm does not copy on write "
+	                           "yet, so it neither reads nor writes it"
+	                         : "LV %s/%s is a snapshot: ulvm cannot read snapshots yet (its "
+	                           "COW store is not the snapshot's data)",
+	                  vg->name, used->name);
+}
+
 const struct ulvm_segtype segtype_snapshot = {
     .name = "snapshot",
     .text_import = kept_text_import,
@@ -77,6 +93,7 @@ const struct ulvm_segtype segtype_snapshot = {
     .area_len = seg_whole_area_len,
     .link = snapshot_link,
     .lower_devices = snapshot_lower_devices,
+    .check_used_activation = snapshot_check_used_activation,
     .report = snapshot_report,
     .report_user = snapshot_report_user,
 };

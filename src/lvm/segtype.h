@@ -49,6 +49,10 @@ struct ulvm_segtype {
 	 * start and length). NULL: ulvm cannot activate this type yet. */
 	int (*add_target_line)(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 	                       const struct ulvm_seg *seg, struct strbuf *sb);
+	/* Activation of `used`, an LV this segment uses (see link): an error when `used` must
+	 * not get a table of its own while this segment uses it. NULL: it may. */
+	int (*check_used_activation)(const struct ulvm_vg *vg, const struct ulvm_lv *used,
+	                             const struct ulvm_seg *seg);
 	/* The devices that line stacks on besides PVs, which must be active first (LVM2's
 	 * "-real", "-cow", "_tdata", "_tmeta"). NULL: none. */
 	int (*lower_devices)(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
