@@ -1,8 +1,11 @@
 /* Unit tests for lvm/alloc (through lvm/lv): extent allocation on in-memory VGs imported from
  * small texts: linear first fit, in-place extension, new segments, striped allocation across
  * PVs in PV order, ENOSPC cases, the contiguous policy, PV restriction, free ranges of
- * fragmented PVs, shrinking, and rollback of failed extensions. */
+ * fragmented PVs, shrinking, rollback of failed extensions, and a PV image truncated below
+ * its recorded size (warned about once; nothing allocated past its end). */
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -742,6 +746,98 @@ static void test_resize_kept_type_refused(void **state)
 	vg_free(vg);
 }
 
+/* ---- a device shorter than its PV -------------------------------------------------------- */
+
+static char shrunk_log[4096];
+
+static void capture_warnings(enum ulvm_log_level level, const char *msg, void *arg)
+{
+	size_t len = strlen(shrunk_log);
+
+	(void)arg;
+	if (level == ULVM_LOG_WARN)
+		snprintf(shrunk_log + len, sizeof(shrunk_log) - len, "%s\n", msg);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static struct ulvm_ctx *ctx_for(const char *img, const char *locks)
+{
+	struct ulvm_ctx_opts o = {.devices = img, .lock_dir = locks};
+	struct ulvm_ctx *ctx = NULL;
+
+	if (ulvm_ctx_new(&o, &ctx))
+		fail_msg("ulvm_ctx_new: %s", ulvm_last_error());
+	return ctx;
+}
+
+/* A 64 MiB PV (15 extents of 4 MiB after 1 MiB of metadata) cut to 40 MiB keeps extents
+ * 0-8 on the device: they are allocated, extent 9 never is, and reading the VG warns. */
+static void test_stops_at_device_end(void **state)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[256], img[300], locks[300], want[600];
+	const char *pvs[1];
+	struct ulvm_ctx *ctx;
+	struct ulvm_vg *vg = NULL;
+	struct ulvm_lv_params p = {.name = "lv1", .extents = 3};
+	struct ulvm_lv *lv = NULL;
+	int fd;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "%s/ulvm-test-alloc-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(dir));
+	snprintf(img, sizeof(img), "%s/a.img", dir);
+	snprintf(locks, sizeof(locks), "%s/locks", dir);
+	fd = open(img, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 64 << 20), 0);
+	close(fd);
+	pvs[0] = img;
+	ctx = ctx_for(img, locks);
+	if (ulvm_vgcreate(ctx, "tvg", pvs, 1, NULL) ||
+	    ulvm_vg_open(ctx, "tvg", ULVM_LOCK_WRITE, &vg) || ulvm_lv_create(vg, &p, NULL) ||
+	    ulvm_vg_commit(vg, "test"))
+		fail_msg("setting up: %s", ulvm_last_error());
+	ulvm_vg_close(vg);
+	ulvm_ctx_free(ctx);
+	assert_int_equal(truncate(img, 40 << 20), 0);
+
+	shrunk_log[0] = 0;
+	ulvm_set_log(capture_warnings, NULL, ULVM_LOG_WARN);
+	ctx = ctx_for(img, locks);
+	if (ulvm_vg_open(ctx, "tvg", ULVM_LOCK_WRITE, &vg))
+		fail_msg("ulvm_vg_open: %s", ulvm_last_error());
+	assert_int_equal(vg->pvs[0]->pe_count, 15);
+	snprintf(want, sizeof(want),
+	         "Device %s has size of 81920 sectors which is smaller than corresponding PV "
+	         "size of 131072 sectors. Was device resized?\n"
+	         "One or more devices used as PVs in VG tvg have changed sizes.\n",
+	         img);
+	assert_string_equal(shrunk_log, want);
+
+	p.name = "lv2";
+	p.extents = 7; /* one more than the device holds */
+	assert_int_equal(ulvm_lv_create(vg, &p, NULL), -ENOSPC);
+	p.extents = 6;
+	if (ulvm_lv_create(vg, &p, &lv))
+		fail_msg("lv2: %s", ulvm_last_error());
+	assert_int_equal(lv->nsegs, 1);
+	assert_int_equal(lv->segs[0].areas[0].pe, 3);
+	assert_int_equal(lv->segs[0].extent_count, 6);
+	assert_int_equal(ulvm_lv_resize(vg, lv, 7, NULL), -ENOSPC);
+	ulvm_vg_close(vg);
+	ulvm_ctx_free(ctx);
+	ulvm_set_log(NULL, NULL, ULVM_LOG_WARN);
+	assert_int_equal(nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -761,6 +857,7 @@ int main(void)
 	    cmocka_unit_test(test_shrink_striped),
 	    cmocka_unit_test(test_failed_extension_unchanged),
 	    cmocka_unit_test(test_resize_kept_type_refused),
+	    cmocka_unit_test(test_stops_at_device_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
