@@ -880,7 +880,8 @@ static int add_cols(struct cli *c, struct table *t, const char *spec, enum repor
 			break;
 		}
 		t->cols[t->ncols++] = f;
-		if (f->obj == O_SEG || f->obj == O_PVSEG)
+		/* as LVM2: a PV report with LV or segment fields has a row per PV segment */
+		if (f->obj == O_SEG || f->obj == O_PVSEG || (type == REPORT_PV && f->obj == O_LV))
 			c->segments = true;
 	}
 	free(copy);
@@ -901,11 +902,18 @@ static int add_row(struct table *t, const struct row *r)
 	return 0;
 }
 
+/* A used range of a PV's extents, and the LV segment that uses it. */
+struct pv_range {
+	uint32_t start, len;
+	struct ulvm_lv *lv;
+	struct ulvm_seg *seg;
+};
+
 static int range_start_cmp(const void *a, const void *b)
 {
-	const uint32_t *x = a, *y = b;
+	const struct pv_range *x = a, *y = b;
 
-	return x[0] < y[0] ? -1 : x[0] > y[0];
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /* A PV's row, or with `segments` its rows as LVM2's pvs --segments gives them: each area of
@@ -913,7 +921,8 @@ static int range_start_cmp(const void *a, const void *b)
  * row of 0 extents). */
 static int add_pv_rows(struct table *t, struct row *r, bool segments)
 {
-	uint32_t(*used)[2] = NULL, pos = 0;
+	struct pv_range *used = NULL;
+	uint32_t pos = 0;
 	size_t n = 0, cap = 0;
 	int rc = 0;
 
@@ -921,12 +930,12 @@ static int add_pv_rows(struct table *t, struct row *r, bool segments)
 		return add_row(t, r);
 	for (size_t l = 0; l < r->vg->nlvs; l++)
 		for (size_t s = 0; s < r->vg->lvs[l]->nsegs; s++) {
-			const struct ulvm_seg *seg = &r->vg->lvs[l]->segs[s];
+			struct ulvm_seg *seg = &r->vg->lvs[l]->segs[s];
 			for (uint32_t a = 0; a < seg->area_count; a++) {
 				if (seg->areas[a].type != ULVM_AREA_PV || seg->areas[a].pv != r->pv)
 					continue;
 				if (n == cap) {
-					uint32_t(*nu)[2] =
+					struct pv_range *nu =
 					    realloc(used, (cap = cap ? cap * 2 : 16) * sizeof(*nu));
 					if (!nu) {
 						free(used);
@@ -934,25 +943,28 @@ static int add_pv_rows(struct table *t, struct row *r, bool segments)
 					}
 					used = nu;
 				}
-				used[n][0] = seg->areas[a].pe;
-				used[n][1] = ulvm_seg_area_len(seg);
-				n++;
+				used[n++] = (struct pv_range){
+				    seg->areas[a].pe, ulvm_seg_area_len(seg), r->vg->lvs[l], seg};
 			}
 		}
 	if (n)
 		qsort(used, n, sizeof(*used), range_start_cmp);
 	for (size_t i = 0; i <= n && !rc; i++) {
-		uint32_t end = i < n ? used[i][0] : r->pv->pe_count;
-		if (end > pos) {
+		uint32_t end = i < n ? used[i].start : r->pv->pe_count;
+		if (end > pos) { /* free: no LV */
 			r->pvseg_start = pos;
 			r->pvseg_size = end - pos;
+			r->lv = NULL;
+			r->seg = NULL;
 			rc = add_row(t, r);
 		}
 		if (i < n && !rc) {
-			r->pvseg_start = used[i][0];
-			r->pvseg_size = used[i][1];
+			r->pvseg_start = used[i].start;
+			r->pvseg_size = used[i].len;
+			r->lv = used[i].lv;
+			r->seg = used[i].seg;
 			rc = add_row(t, r);
-			pos = MAX(pos, used[i][0] + used[i][1]);
+			pos = MAX(pos, used[i].start + used[i].len);
 		}
 	}
 	free(used);
@@ -1378,7 +1390,15 @@ int report_run(struct cli *c, enum report_type type)
 		for (size_t rr = 0; offs && rr < t.nrows; rr++)
 			for (size_t k = 0; k < t.ncols; k++) {
 				sb_reset(&cell);
-				t.cols[k]->get(c, &t.rows[rr], &cell);
+				/* a free PV segment has no LV: its LV and segment fields are empty
+				 */
+				if ((t.cols[k]->obj == O_LV && !t.rows[rr].lv) ||
+				    (t.cols[k]->obj == O_SEG && !t.rows[rr].seg)) {
+					if (t.cols[k]->type != F_STR)
+						put_size(c, &cell, 0);
+				} else {
+					t.cols[k]->get(c, &t.rows[rr], &cell);
+				}
 				offs[rr * t.ncols + k] = pool.len;
 				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);
 			}

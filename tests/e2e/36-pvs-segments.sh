@@ -65,3 +65,13 @@ run_rc lo le lr lvm2 pvs --segments "$(loop n)"
 run_rc uo ue ur ulvm pvs --segments "$(img n)"
 assert_eq "$lr" "$ur" "pvs --segments on a non-PV: exit code"
 assert_eq "${le//$(loop n)/@N}" "${ue//$(img n)/@N}" "pvs --segments on a non-PV: message"
+
+# LV fields in a PV report make it a per-segment report, as in LVM2 (ulvm crashed on the free
+# segments, which have no LV): the same LV names on the same rows.
+lvnames() { tr -s ' ' | sort | paste -sd' '; } # --noheadings column widths aside
+run_rc lo le lr lvm2 pvs --noheadings -o pv_uuid,lv_name,pvseg_start
+run_rc uo ue ur ulvm pvs --noheadings -o pv_uuid,lv_name,pvseg_start
+assert_eq 0 "$ur" "pvs -o lv_name: exit code"
+assert_eq "$(lvnames <<<"$lo")" "$(lvnames <<<"$uo")" "pvs -o pv_uuid,lv_name,pvseg_start rows"
+run_rc uo ue ur ulvm pvs -o pv_name,lv_name,lv_size,seg_size --reportformat json
+assert_eq 0 "$ur" "pvs -o lv_name,lv_size,seg_size: exit code"
