@@ -38,6 +38,16 @@ static int open_dev(const char *tool, const char *path, bool rw, struct bdev **b
 	return 0;
 }
 
+/* The one positional argument the checker, dump and ls take: the metadata device. */
+static int open_input(const char *tool, int argc, char **argv, bool rw, struct bdev **bd)
+{
+	if (optind != argc - 1) {
+		fprintf(stderr, "No input file provided.\n");
+		return 1;
+	}
+	return open_dev(tool, argv[optind], rw, bd);
+}
+
 static void check_report(void *arg, bool fatal, const char *line)
 {
 	(void)fatal;
@@ -119,11 +129,7 @@ static int cmd_thin_check(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "No input file provided.\n");
-		return 1;
-	}
-	if (open_dev("thin_check", argv[optind], clear, &bd))
+	if (open_input("thin_check", argc, argv, clear, &bd))
 		return 1;
 	o.quiet = quiet;
 	o.report = check_report;
@@ -202,11 +208,7 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "No input file provided.\n");
-		return 1;
-	}
-	if (open_dev("thin_dump", argv[optind], false, &bd))
+	if (open_input("thin_dump", argc, argv, false, &bd))
 		return 1;
 	if (outpath && !(out = fopen(outpath, "w"))) {
 		fprintf(stderr, "thin_dump: %s: %s\n", outpath, strerror(errno));
@@ -335,11 +337,7 @@ static int cmd_thin_ls(struct cli *c, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "No input file provided.\n");
-		return 1;
-	}
-	if (open_dev("thin_ls", argv[optind], false, &bd))
+	if (open_input("thin_ls", argc, argv, false, &bd))
 		return 1;
 	r = thin_ls(bd, snap, fields, nfields, headers, stdout);
 	bdev_close(bd);
