@@ -42,7 +42,7 @@ check: release $(ASAN_BUILD)/build.ninja
 	meson test -C $(ASAN_BUILD) --print-errorlogs --suite unit
 	ULVM_BUILD_DIR=$(abspath $(ASAN_BUILD)) tests/e2e/run.sh --ulvm $(ASAN_BUILD)/ulvm
 	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
-	tests/kernel/run.sh --ulvm $(ASAN_BUILD)/ulvm
+	tests/kernel/all.sh --ulvm $(ASAN_BUILD)/ulvm
 
 unit: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
@@ -61,7 +61,7 @@ fuzz:
 
 kernel: $(ASAN_BUILD)/build.ninja
 	ninja -C $(ASAN_BUILD)
-	tests/kernel/run.sh --ulvm $(ASAN_BUILD)/ulvm
+	tests/kernel/all.sh --ulvm $(ASAN_BUILD)/ulvm
 
 # Every seed experiment and peer comparison (docs/BENCHMARKS.md); about 25 minutes.
 bench: all

@@ -40,14 +40,19 @@ ulvm_abs=$(cd "$(dirname "$ulvm")" && pwd)/$(basename "$ulvm")
 # the tests to run
 tests=()
 if [ ${#sel[@]} -eq 0 ]; then
-	for t in "$here"/[0-9][0-9]-*.sh; do tests+=("$t"); done
+	# two-digit tests first, then three-digit ones (100 and up)
+	for t in "$here"/[0-9][0-9]-*.sh "$here"/[0-9][0-9][0-9]-*.sh; do
+		[ -e "$t" ] && tests+=("$t")
+	done
 else
 	for s in "${sel[@]}"; do
 		s=$(basename "$s" .sh)
 		found=0
-		for t in "$here"/"$s"*.sh; do
+		# a bare number selects that test only ("10" is not "100-...")
+		case $s in *[!0-9]*) pat="$s*.sh" ;; *) pat="$s-*.sh" ;; esac
+		for t in "$here"/$pat; do
 			[ -e "$t" ] || continue
-			case $(basename "$t") in [0-9][0-9]-*.sh) tests+=("$t"); found=1 ;; esac
+			case $(basename "$t") in [0-9][0-9]-*.sh | [0-9][0-9][0-9]-*.sh) tests+=("$t"); found=1 ;; esac
 		done
 		[ $found = 1 ] || { echo "run.sh: no test matches '$s'" >&2; exit 2; }
 	done
