@@ -344,7 +344,16 @@ static int sync_io_aligned(struct ulvm_dev *dev, enum ulvm_io_op op, unsigned fl
 	                     .buf = buf,
 	                     .done = sync_done,
 	                     .private = &w};
-	int r = ulvm_dev_submit(dev, &io);
+	int r;
+
+	/* A device this process suspended holds the request until this process resumes it:
+	 * waiting here would never end. */
+	if (dev->md && dm_suspended(dev->md))
+		return ulvm_error(-EDEADLK,
+		                  "%s: device is suspended by this process: synchronous "
+		                  "I/O would wait forever; resume it first",
+		                  dev->name);
+	r = ulvm_dev_submit(dev, &io);
 
 	while (!r && !w.done) {
 		int n = ulvm_dev_poll(dev, 1);

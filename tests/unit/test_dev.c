@@ -173,6 +173,32 @@ static void test_submit_refuses_unaligned_buffer(void **state)
 	free(b);
 }
 
+/* Synchronous I/O on a device this process suspended is refused at once (it used to poll
+ * forever); asynchronous I/O is held and completes after the resume. */
+static void test_sync_io_refuses_own_suspended_device(void **state)
+{
+	struct env *e = *state;
+	uint8_t *b;
+	int done = 0;
+	struct ulvm_io io = {
+	    .op = ULVM_IO_READ, .offset = 0, .length = 4096, .done = note_done, .private = &done};
+
+	assert_int_equal(posix_memalign((void **)&b, ULVM_IO_ALIGN, 4096), 0);
+	assert_int_equal(ulvm_dev_suspend(e->dev), 0);
+	assert_int_equal(ulvm_dev_pread(e->dev, b, 4096, 0), -EDEADLK);
+	assert_int_equal(ulvm_dev_pwrite(e->dev, b, 4096, 0, false), -EDEADLK);
+	io.buf = b;
+	assert_int_equal(ulvm_dev_submit(e->dev, &io), 0);
+	assert_true(ulvm_dev_poll(e->dev, 0) >= 0);
+	assert_int_equal(done, 0);
+	assert_int_equal(ulvm_dev_resume(e->dev), 0);
+	while (!done)
+		assert_true(ulvm_dev_poll(e->dev, 1) >= 0);
+	assert_int_equal(done, 1);
+	assert_int_equal(ulvm_dev_pread(e->dev, b, 4096, 0), 0);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -180,6 +206,8 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_sync_io_keeps_sector_checks, setup_disk, teardown),
 	    cmocka_unit_test_setup_teardown(test_submit_refuses_unaligned_buffer, setup_disk,
+	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_sync_io_refuses_own_suspended_device, setup_disk,
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_sync_io_takes_unaligned_memory, setup_shm,
 	                                    teardown),
