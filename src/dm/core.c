@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include "../io/bdev.h"
 #include "dm.h"
 
 #define DM_NAME_LEN 128
@@ -1333,4 +1334,133 @@ void dm_close(struct dm_dev *md)
 {
 	if (md->open_count)
 		md->open_count--;
+}
+
+/* ---- block status ------------------------------------------------------------------- */
+
+bool dm_extents_add(struct dm_extents *x, uint64_t len, unsigned flags)
+{
+	if (x->full)
+		return false;
+	if (!len)
+		return true;
+	flags &= DM_EXTENT_HOLE | DM_EXTENT_ZERO;
+	if (x->n && x->ext[x->n - 1].flags == flags) {
+		x->ext[x->n - 1].len += len;
+	} else {
+		if (x->n == x->max) {
+			x->full = true;
+			return false;
+		}
+		x->ext[x->n++] = (struct dm_extent){.len = len, .flags = flags};
+	}
+	x->covered += len;
+	return true;
+}
+
+/* Drop what lies past `covered` bytes (a hook that said too much, a range rounded up). */
+static void extents_trim(struct dm_extents *x, uint64_t covered)
+{
+	while (x->n && x->covered > covered) {
+		struct dm_extent *last = &x->ext[x->n - 1];
+		uint64_t over = x->covered - covered;
+
+		if (last->len > over) {
+			last->len -= over;
+			x->covered = covered;
+		} else {
+			x->covered -= last->len;
+			x->n--;
+		}
+	}
+}
+
+/* Append the allocation of [offset, offset + len) of md's live table (sector-aligned). */
+static int table_block_status(struct dm_dev *md, uint64_t offset, uint64_t len,
+                              struct dm_extents *x)
+{
+	struct dm_table *t = md->live;
+	uint64_t pos = offset, end = offset + len;
+	unsigned i = find_target(t, offset);
+
+	while (pos < end) {
+		struct dm_target *ti = &t->targets[i];
+		uint64_t n = MIN(end, t->ends[i]) - pos;
+		uint64_t before = x->covered;
+		int r = 0;
+
+		if (ti->type->block_status) {
+			r = ti->type->block_status(ti, pos - (ti->begin << SECTOR_SHIFT), n, x);
+			/* A hook that said nothing at all: data, which is always true. */
+			if (!r && x->covered == before)
+				dm_extents_add(x, n, 0);
+			extents_trim(x, before + n);
+		} else {
+			dm_extents_add(x, n, 0);
+		}
+		if (r)
+			return r;
+		if (x->covered - before < n)
+			break; /* full, or the target stopped early */
+		pos += n;
+		i++;
+	}
+	return 0;
+}
+
+int dm_lower_block_status(struct dm_lower *lower, uint64_t offset, uint64_t len,
+                          struct dm_extents *x)
+{
+	uint64_t end;
+
+	if (add_overflows_u64(offset, len, &end) ||
+	    end > (lower->md ? dm_size(lower->md) : lower->bd->size))
+		return ulvm_error(-EIO,
+		                  "device %s: block status of %" PRIu64 " bytes at %" PRIu64
+		                  " is past its end",
+		                  lower->name, len, offset);
+	if (lower->md)
+		return table_block_status(lower->md, offset, len, x);
+	while (offset < end) {
+		uint64_t n;
+		bool hole;
+
+		bdev_extent(lower->bd, offset, end, &n, &hole);
+		if (!dm_extents_add(x, n, hole ? DM_EXTENT_HOLE | DM_EXTENT_ZERO : 0))
+			break;
+		offset += n;
+	}
+	return 0;
+}
+
+int dm_block_status(struct dm_dev *md, uint64_t offset, uint64_t len, struct dm_extents *x)
+{
+	uint64_t end, start, head;
+	int r;
+
+	x->n = 0;
+	x->covered = 0;
+	x->full = false;
+	x->offset = offset;
+	if (!len || !x->max || add_overflows_u64(offset, len, &end) || end > dm_size(md))
+		return ulvm_error(-EINVAL,
+		                  "device %s: block status of %" PRIu64 " bytes at %" PRIu64
+		                  " is empty or outside the device (%" PRIu64 " bytes)",
+		                  md->name, len, offset, dm_size(md));
+	/* Targets see whole sectors: round out, then cut the answer back to the bytes asked. */
+	start = offset & ~(uint64_t)(SECTOR_SIZE - 1);
+	head = offset - start;
+	end = (end + SECTOR_SIZE - 1) & ~(uint64_t)(SECTOR_SIZE - 1);
+	r = table_block_status(md, start, end - start, x);
+	if (!x->n)
+		return r ? r : ulvm_error(-EIO, "device %s: no block status", md->name);
+	if (x->ext[0].len <= head) { /* cannot happen: extents are whole sectors */
+		x->n = 0;
+		x->covered = 0;
+		return ulvm_error(-EIO, "device %s: no block status", md->name);
+	}
+	x->ext[0].len -= head;
+	x->covered -= head;
+	extents_trim(x, len);
+	return 0;
 }

@@ -18,8 +18,8 @@
  * one lower file become one vectored request); targets with end_io or per-request data get
  * clones from a per-table pool. The target interface (struct dm_target_type) is the
  * kernel's: ctr/dtr, map/end_io, message, pre/postsuspend, preresume/resume,
- * iterate_devices, per-request data, and helpers for a target's own I/O (dm_target_submit_io,
- * dm_copy_start) and deferred work (dm_queue_work).
+ * iterate_devices, block_status, per-request data, and helpers for a target's own I/O
+ * (dm_target_submit_io, dm_copy_start) and deferred work (dm_queue_work).
  */
 #ifndef ULVM_DM_DM_H
 #define ULVM_DM_DM_H
@@ -57,6 +57,28 @@ enum dm_endio_result {
 };
 
 enum dm_status_type { DM_STATUS_INFO, DM_STATUS_TABLE };
+
+/* ---- block status: what a range holds (NBD base:allocation, SEEK_HOLE, sparse copies) ---
+ * A range is reported as consecutive extents, each with flags; 0 means data (allocated, any
+ * content). "Data" is always a correct answer: HOLE and ZERO are promises, made only when
+ * true, since a sparse copy skips what is reported as zeros. */
+#define DM_EXTENT_HOLE (1u << 0) /* no space allocated for it (writes may allocate) */
+#define DM_EXTENT_ZERO (1u << 1) /* reads return zeros */
+
+struct dm_extent {
+	uint64_t len; /* bytes */
+	unsigned flags;
+};
+
+/* The caller's array of extents, filled from `offset` on, consecutive; see dm_block_status. */
+struct dm_extents {
+	struct dm_extent *ext;
+	unsigned max;     /* room in ext (>= 1) */
+	unsigned n;       /* filled */
+	uint64_t offset;  /* bytes: where ext[0] starts, in the device asked */
+	uint64_t covered; /* bytes: the sum of ext[0..n-1].len */
+	bool full;        /* an extent did not fit: the answer ends here */
+};
 
 /* iterate_devices callout: `dev` is a lower device of `ti`, of which the target uses `len`
  * sectors from `start`. Non-zero stops the iteration and is returned. */
@@ -125,6 +147,24 @@ struct dm_target_type {
 	/* Call fn for each lower device (any time after ctr). The core sends a FLUSH to the
 	 * distinct devices listed this way (unless ti->num_flush_bios is set). */
 	int (*iterate_devices)(struct dm_target *ti, dm_iterate_devices_fn fn, void *data);
+	/* Allocation of [offset, offset + len) of the target (target-relative bytes, multiples
+	 * of 512, inside the target), from dm_block_status: between requests, never from poll,
+	 * synchronous. It may read its own metadata synchronously (a thin target's btree,
+	 * through the pool's block manager and its cache) but must not submit I/O through the
+	 * engine, poll it, or change anything. Requests may be in flight meanwhile: every
+	 * write, discard and write-zeroes that has completed (its done ran) must be reflected
+	 * (uncommitted metadata included); one still in flight may or may not be.
+	 *
+	 * Report consecutive extents from `offset` in order with dm_extents_add(); when it
+	 * returns false (the caller has enough) stop and return 0. It may stop early for its own
+	 * reasons too (to bound its work): the answer then ends where it stopped. A range
+	 * remapped onto a lower device is answered by that device: dm_lower_block_status()
+	 * (linear and striped do this, so a table stacked on a thin LV reports its holes).
+	 * Return 0, or -errno with ulvm_error() set when the range cannot be read at all (the
+	 * error target: -EIO); the caller then gets the extents reported before it, or the
+	 * error when there are none. NULL: the target is reported as data. */
+	int (*block_status)(struct dm_target *ti, uint64_t offset, uint64_t len,
+	                    struct dm_extents *x);
 };
 
 struct dm_target {
@@ -182,6 +222,17 @@ struct dm_copy {
 };
 int dm_copy_start(struct dm_target *ti, struct dm_copy *c);
 
+/* For block_status: add an extent of `len` bytes (> 0) with DM_EXTENT_* flags after the
+ * ones already there, merged with the last one when the flags are equal. False when it
+ * does not fit (x->full is set): stop reporting. */
+bool dm_extents_add(struct dm_extents *x, uint64_t len, unsigned flags);
+/* For block_status: the allocation of [offset, offset + len) of `lower` (bytes, multiples of
+ * 512, inside it), appended to x: a mapped device answers through its targets; a regular
+ * file reports its holes (SEEK_DATA/SEEK_HOLE) as HOLE|ZERO; a block device reports data.
+ * Returns as a block_status hook does. */
+int dm_lower_block_status(struct dm_lower *lower, uint64_t offset, uint64_t len,
+                          struct dm_extents *x);
+
 /* Deferred work of a target (w->fn set): runs from the engine's next poll; see io_work. */
 void dm_queue_work(struct dm_target *ti, struct io_work *w);
 void dm_cancel_work(struct dm_target *ti, struct io_work *w);
@@ -231,6 +282,17 @@ const char *dm_name(const struct dm_dev *md);
 unsigned dm_open_count(const struct dm_dev *md);
 void dm_open(struct dm_dev *md);
 void dm_close(struct dm_dev *md);
+
+/* Block status: what [offset, offset + len) of the live table holds (bytes, any alignment,
+ * inside the device; len > 0), as extents into x->ext (x->ext and x->max set by the caller,
+ * the rest set here): x->offset = offset, and the extents cover x->covered bytes from it,
+ * 0 < covered <= len -- less when the array is full, a target stopped early, or an error
+ * came after the first extent. Targets answer through their block_status hooks (see
+ * struct dm_target_type), each once per call; one without reports data. Between requests,
+ * never from poll; synchronous; issues no I/O through the engine (a target may read its
+ * metadata). Returns 0, or -EINVAL for a range outside the device, or the error of the
+ * first target asked (-EIO from an error target), with ulvm_error() set. */
+int dm_block_status(struct dm_dev *md, uint64_t offset, uint64_t len, struct dm_extents *x);
 
 /* Submit a request to a mapped device; its done callback runs from io_engine_poll()
  * exactly once, with 0 or the first error of any piece. Requests must lie inside the device,

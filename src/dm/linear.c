@@ -1,7 +1,7 @@
 /*
  * dm/linear: `linear <dev> <offset>` maps the target's sectors onto one lower device starting
  * at <offset> (sectors), like the kernel's dm-linear. Status INFO is empty; TABLE prints
- * `<dev> <offset>`.
+ * `<dev> <offset>`. Block status is the lower device's.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -75,6 +75,15 @@ static int linear_iterate_devices(struct dm_target *ti, dm_iterate_devices_fn fn
 	return fn(ti, lc->lower, lc->start, ti->len, data);
 }
 
+/* What the lower device holds there. */
+static int linear_block_status(struct dm_target *ti, uint64_t offset, uint64_t len,
+                               struct dm_extents *x)
+{
+	struct linear_c *lc = ti->private;
+
+	return dm_lower_block_status(lc->lower, lc->offset + offset, len, x);
+}
+
 const struct dm_target_type dm_linear_target = {
     .name = "linear",
     .ctr = linear_ctr,
@@ -82,4 +91,5 @@ const struct dm_target_type dm_linear_target = {
     .map = linear_map,
     .status = linear_status,
     .iterate_devices = linear_iterate_devices,
+    .block_status = linear_block_status,
 };

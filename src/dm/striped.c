@@ -7,6 +7,8 @@
  * merges the pieces of a larger request that follow each other on a stripe into one
  * vectored request per stripe (dm/core.c).
  *
+ * Block status asks each chunk's stripe device (at most BLOCK_STATUS_CHUNKS chunks a call).
+ *
  * Status INFO as the kernel prints it: `<#stripes> <dev>... 1 <A per stripe>` (ulvm keeps no
  * per-stripe error count, so every stripe is A, alive); TABLE: `<#stripes> <chunk> <dev>
  * <offset>...`.
@@ -170,6 +172,31 @@ static int striped_iterate_devices(struct dm_target *ti, dm_iterate_devices_fn f
 	return r;
 }
 
+/* Chunks block status looks at per call: a bound on the work of one answer (64 MiB of the
+ * smallest chunks), which then ends early. */
+#define BLOCK_STATUS_CHUNKS 8192u
+
+/* Each chunk is answered by its stripe's device. */
+static int striped_block_status(struct dm_target *ti, uint64_t offset, uint64_t len,
+                                struct dm_extents *x)
+{
+	for (unsigned k = 0; len && k < BLOCK_STATUS_CHUNKS; k++) {
+		uint64_t n = MIN(len, striped_max_io_len(ti, offset));
+		struct io_req probe = {.offset = offset};
+		uint64_t before = x->covered;
+		struct dm_lower *lower;
+		int r;
+
+		striped_map(ti, &probe, &lower);
+		r = dm_lower_block_status(lower, probe.offset, n, x);
+		if (r || x->covered - before < n)
+			return r; /* an error, or the lower device's answer ended early */
+		offset += n;
+		len -= n;
+	}
+	return 0;
+}
+
 const struct dm_target_type dm_striped_target = {
     .name = "striped",
     .ctr = striped_ctr,
@@ -178,4 +205,5 @@ const struct dm_target_type dm_striped_target = {
     .max_io_len = striped_max_io_len,
     .status = striped_status,
     .iterate_devices = striped_iterate_devices,
+    .block_status = striped_block_status,
 };

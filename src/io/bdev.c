@@ -403,3 +403,34 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 		                  strerror(errno));
 	return 0;
 }
+
+void bdev_extent(struct bdev *bd, uint64_t offset, uint64_t end, uint64_t *len, bool *hole)
+{
+	off_t data, next_hole;
+
+	*len = end - offset;
+	*hole = false;
+	if (bd->is_blockdev || bd->drop_writes || offset > (uint64_t)INT64_MAX)
+		return;
+	data = lseek(bd->fd, (off_t)offset, SEEK_DATA);
+	if (data < 0) {
+		/* ENXIO: no data from offset to the end of the file; anything else (no
+		 * SEEK_DATA here): data, which is always true. */
+		if (errno == ENXIO)
+			*hole = true;
+		return;
+	}
+	if ((uint64_t)data >= offset + SECTOR_SIZE) {
+		uint64_t d = (uint64_t)data & ~(uint64_t)(SECTOR_SIZE - 1);
+
+		*hole = true;
+		*len = MIN(d, end) - offset;
+		return;
+	}
+	next_hole = lseek(bd->fd, data, SEEK_HOLE);
+	if (next_hole > data) {
+		uint64_t h = ((uint64_t)next_hole + SECTOR_SIZE - 1) & ~(uint64_t)(SECTOR_SIZE - 1);
+
+		*len = MIN(h, end) - offset;
+	}
+}

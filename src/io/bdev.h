@@ -42,6 +42,13 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t offset);
 int bdev_flush(struct bdev *bd);
 int bdev_discard(struct bdev *bd, uint64_t offset, uint64_t len);
 
+/* What lies at `offset` (a multiple of 512, below `end`, end <= size): *len bytes (a multiple
+ * of 512, or up to end) that are all data or, *hole, all a hole of a regular file
+ * (SEEK_DATA/SEEK_HOLE: reads return zeros). A hole is shrunk to whole sectors, so a
+ * sector partly allocated counts as data. Block devices, test mode (BDEV_DROP_WRITES) and
+ * file systems that cannot tell report data up to end. Never fails. */
+void bdev_extent(struct bdev *bd, uint64_t offset, uint64_t end, uint64_t *len, bool *hole);
+
 /* Allocate memory aligned for O_DIRECT on any device (4096). Free with free(). */
 void *bdev_alloc_buffer(size_t len);
 
