@@ -689,6 +689,11 @@ int dm_copy_start(struct dm_target *ti, struct dm_copy *c)
 	return 0;
 }
 
+bool dm_table_is_live(const struct dm_table *t)
+{
+	return t->md->live == t;
+}
+
 void dm_queue_work(struct dm_target *ti, struct io_work *w)
 {
 	io_engine_queue_work(dm_target_engine(ti), w);

@@ -233,6 +233,9 @@ bool dm_extents_add(struct dm_extents *x, uint64_t len, unsigned flags);
 int dm_lower_block_status(struct dm_lower *lower, uint64_t offset, uint64_t len,
                           struct dm_extents *x);
 
+/* Is `t` the live table of its device (not an inactive one waiting for resume)? */
+bool dm_table_is_live(const struct dm_table *t);
+
 /* Deferred work of a target (w->fn set): runs from the engine's next poll; see io_work. */
 void dm_queue_work(struct dm_target *ti, struct io_work *w);
 void dm_cancel_work(struct dm_target *ti, struct io_work *w);
