@@ -23,6 +23,9 @@ struct block_manager {
 	struct bdev *bd;
 	uint64_t nr_blocks;
 	struct bm_block *e;
+	/* The blocks' buffers, one allocation: a 4 KiB-aligned allocation of its own per block
+	 * costs glibc two pages. Pages are touched as the cache fills. */
+	uint8_t *slab;
 	size_t n;        /* cache capacity in blocks */
 	int *buckets;    /* hash heads, -1 = empty */
 	size_t nbuckets; /* power of two */
@@ -93,7 +96,8 @@ int bm_create(struct bdev *bd, size_t cache_bytes, struct block_manager **out)
 		bm->nbuckets <<= 1;
 	bm->e = calloc(n, sizeof(*bm->e));
 	bm->buckets = malloc(bm->nbuckets * sizeof(int));
-	if (!bm->e || !bm->buckets) {
+	bm->slab = bdev_alloc_buffer(n * PDATA_BLOCK_SIZE);
+	if (!bm->e || !bm->buckets || !bm->slab) {
 		bm_destroy(bm);
 		return ulvm_error(-ENOMEM, "out of memory for the metadata block cache");
 	}
@@ -101,6 +105,7 @@ int bm_create(struct bdev *bd, size_t cache_bytes, struct block_manager **out)
 		bm->buckets[i] = -1;
 	for (size_t i = 0; i < n; i++) {
 		bm->e[i].bm = bm;
+		bm->e[i].data = bm->slab + i * PDATA_BLOCK_SIZE;
 		bm->e[i].hnext = i + 1 < n ? (int)i + 1 : -1;
 		bm->e[i].lru_prev = bm->e[i].lru_next = -1;
 	}
@@ -114,9 +119,7 @@ void bm_destroy(struct block_manager *bm)
 {
 	if (!bm)
 		return;
-	if (bm->e)
-		for (size_t i = 0; i < bm->n; i++)
-			free(bm->e[i].data);
+	free(bm->slab);
 	free(bm->e);
 	free(bm->buckets);
 	free(bm);
@@ -231,14 +234,6 @@ static int get_entry(struct block_manager *bm, int *out)
 		lru_unlink(bm, i);
 		hash_remove(bm, i);
 		bm->st.evictions++;
-	}
-	if (!bm->e[i].data) {
-		bm->e[i].data = bdev_alloc_buffer(PDATA_BLOCK_SIZE);
-		if (!bm->e[i].data) {
-			bm->e[i].hnext = bm->free_head;
-			bm->free_head = i;
-			return ulvm_error(-ENOMEM, "out of memory for a metadata block");
-		}
 	}
 	bm->e[i].used = false;
 	bm->e[i].valid = NULL;

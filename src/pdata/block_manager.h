@@ -11,9 +11,12 @@
  * transaction manager. Read-only tools (the checker, dump) may read through this layer
  * directly. Uses util and io/bdev.
  *
- * Memory budget: the cache holds at most `cache_blocks` blocks of 4 KiB plus about 64 bytes
- * of bookkeeping each (PDATA_DEFAULT_CACHE_BYTES: 16 MiB = 4096 blocks unless the opener
- * asks otherwise; at least PDATA_MIN_CACHE_BLOCKS). A clean block that is not locked is
+ * Memory budget: the cache holds at most `cache_blocks` blocks of 4 KiB (one buffer, its
+ * pages touched as the cache fills) plus about 64 bytes of bookkeeping each
+ * (PDATA_DEFAULT_CACHE_BYTES: 16 MiB = 4096 blocks unless the opener asks otherwise; at
+ * least PDATA_MIN_CACHE_BLOCKS). The layers above keep no per-transaction state that grows
+ * with the transaction (space_map.h, transaction_manager.h): an open pool's memory is this
+ * budget plus their indexes, a few KiB for most pools. A clean block that is not locked is
  * evicted least-recently-used first; a dirty one is written first (safe: the layers above
  * never let a block reachable from the committed superblock become dirty, except the
  * superblock itself, which is only locked inside the commit).

@@ -1,6 +1,7 @@
 /* pdata/space_map: metadata and disk space maps (format and rules in space_map.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,30 +13,32 @@ const struct bm_validator sm_bitmap_validator = {"space map bitmap", SM_BITMAP_S
 const struct bm_validator sm_index_validator = {"metadata space map index", SM_INDEX_SALT, NULL};
 
 struct index_cpu {
-	uint64_t blocknr; /* 0: no bitmap written yet (all free) */
+	uint64_t blocknr; /* 0: no bitmap block yet (all free) */
 	uint32_t nr_free, none_free_before;
 };
 
-struct delta {
+/* A count change of the metadata space map waiting for the one being applied. */
+struct pending_op {
 	uint64_t b;
-	uint32_t cur, committed;
-	uint32_t tree; /* the count the ref-count tree holds for b (0: no entry) */
+	int32_t delta;
+	bool applied; /* in the bitmap already, still holding b back from allocation */
 };
 
 struct space_map {
 	enum sm_kind kind;
 	struct transaction_manager *tm;
 	uint64_t nr_blocks, nr_allocated;
-	uint64_t nr_bitmaps;
-	struct index_cpu *idx; /* committed index */
-	uint64_t index_root;   /* metadata: index block; data: index btree root */
+	uint64_t nr_bitmaps, cap_bitmaps;
+	struct index_cpu *idx;     /* now: a bitmap changed in this transaction is a new block */
+	struct index_cpu *old_idx; /* at the last commit: those blocks are untouched */
+	uint64_t index_root;       /* metadata: index block; data: index btree root */
 	uint64_t ref_root;
-	struct delta *delta;
-	size_t ndelta, cap;
-	struct u64map dmap; /* block -> position in delta */
 	uint64_t cursor;
-	uint64_t rewrite_from; /* bitmaps from here on are rewritten at the commit (grown) */
-	const char *what;      /* "metadata" or "data" */
+	/* Metadata only: a ring of changes queued while one is being applied. */
+	struct pending_op *pending;
+	uint32_t phead, pcount;
+	unsigned depth;
+	const char *what; /* "metadata" or "data" */
 };
 
 static const struct btree_value_type ref_vt = {4, NULL, NULL, NULL};
@@ -46,10 +49,40 @@ static uint64_t bitmaps_for(uint64_t nr_blocks)
 	return (nr_blocks + SM_ENTRIES_PER_BITMAP - 1) / SM_ENTRIES_PER_BITMAP;
 }
 
+/* Entries of bitmap bi that count blocks (the last bitmap may be partial). */
+static uint32_t valid_entries(const struct space_map *sm, uint64_t bi)
+{
+	return (uint32_t)MIN((uint64_t)SM_ENTRIES_PER_BITMAP,
+	                     sm->nr_blocks - bi * SM_ENTRIES_PER_BITMAP);
+}
+
+/* Room for nb bitmaps in both indexes; new entries are bitmaps not written yet. */
+static int grow_index(struct space_map *sm, uint64_t nb)
+{
+	if (nb > sm->cap_bitmaps) {
+		uint64_t ncap = MAX(nb, sm->cap_bitmaps * 2);
+		struct index_cpu *ni = realloc(sm->idx, ncap * sizeof(*ni));
+		if (!ni)
+			return ulvm_error(-ENOMEM, "out of memory for the %s space map index",
+			                  sm->what);
+		sm->idx = ni;
+		ni = realloc(sm->old_idx, ncap * sizeof(*ni));
+		if (!ni)
+			return ulvm_error(-ENOMEM, "out of memory for the %s space map index",
+			                  sm->what);
+		sm->old_idx = ni;
+		sm->cap_bitmaps = ncap;
+	}
+	for (uint64_t bi = sm->nr_bitmaps; bi < nb; bi++)
+		sm->idx[bi] = sm->old_idx[bi] = (struct index_cpu){0, 0, 0};
+	return 0;
+}
+
 static int sm_alloc(enum sm_kind kind, struct transaction_manager *tm, uint64_t nr_blocks,
                     struct space_map **out)
 {
 	struct space_map *sm = calloc(1, sizeof(*sm));
+	uint64_t nb = bitmaps_for(nr_blocks);
 
 	if (!sm)
 		return ulvm_error(-ENOMEM, "out of memory for a space map");
@@ -57,8 +90,7 @@ static int sm_alloc(enum sm_kind kind, struct transaction_manager *tm, uint64_t 
 	sm->tm = tm;
 	sm->what = kind == SM_METADATA ? "metadata" : "data";
 	sm->nr_blocks = nr_blocks;
-	sm->nr_bitmaps = bitmaps_for(nr_blocks);
-	if (kind == SM_METADATA && sm->nr_bitmaps > SM_MAX_METADATA_BITMAPS) {
+	if (kind == SM_METADATA && nb > SM_MAX_METADATA_BITMAPS) {
 		free(sm);
 		return ulvm_error(-EINVAL,
 		                  "metadata space map: %" PRIu64
@@ -66,13 +98,18 @@ static int sm_alloc(enum sm_kind kind, struct transaction_manager *tm, uint64_t 
 		                  "block can describe",
 		                  nr_blocks, SM_MAX_METADATA_BLOCKS);
 	}
-	sm->idx = calloc(sm->nr_bitmaps ? sm->nr_bitmaps : 1, sizeof(*sm->idx));
-	if (!sm->idx) {
+	if (kind == SM_METADATA &&
+	    !(sm->pending = calloc(SM_MAX_PENDING_OPS, sizeof(*sm->pending)))) {
 		free(sm);
-		return ulvm_error(-ENOMEM, "out of memory for a space map index");
+		return ulvm_error(-ENOMEM, "out of memory for a space map");
 	}
-	u64map_init(&sm->dmap);
-	sm->rewrite_from = UINT64_MAX;
+	if (grow_index(sm, nb ? nb : 1)) {
+		sm_destroy(sm);
+		return -ENOMEM;
+	}
+	sm->nr_bitmaps = nb;
+	for (uint64_t bi = 0; bi < nb; bi++)
+		sm->idx[bi].nr_free = sm->old_idx[bi].nr_free = valid_entries(sm, bi);
 	*out = sm;
 	return 0;
 }
@@ -82,8 +119,8 @@ void sm_destroy(struct space_map *sm)
 	if (!sm)
 		return;
 	free(sm->idx);
-	free(sm->delta);
-	u64map_free(&sm->dmap);
+	free(sm->old_idx);
+	free(sm->pending);
 	free(sm);
 }
 
@@ -91,16 +128,40 @@ static int check_data_size(struct transaction_manager *tm, uint64_t nr_blocks);
 
 /* ---- counts ---------------------------------------------------------------------------- */
 
-static int committed_count(struct space_map *sm, uint64_t b, uint32_t *count)
+static int check_range(struct space_map *sm, uint64_t b)
+{
+	if (b >= sm->nr_blocks)
+		return ulvm_error(-EINVAL,
+		                  "%s space map: block %" PRIu64 " beyond its %" PRIu64 " blocks",
+		                  sm->what, b, sm->nr_blocks);
+	return 0;
+}
+
+static int tree_count(struct space_map *sm, uint64_t b, uint32_t *count)
+{
+	le32 v;
+	int r = btree_lookup(sm->tm, 4, sm->ref_root, b, &v);
+
+	if (r == -ENODATA)
+		return ulvm_error(-EILSEQ,
+		                  "%s space map: block %" PRIu64
+		                  " has count 3+ in its bitmap but no entry in the ref-count tree",
+		                  sm->what, b);
+	if (r)
+		return r;
+	*count = le32_to_cpu(v);
+	return 0;
+}
+
+/* The count in the current bitmaps and ref-count tree (without pending changes). */
+static int stored_count(struct space_map *sm, uint64_t b, uint32_t *count)
 {
 	struct bm_block *blk;
 	uint64_t bi = b / SM_ENTRIES_PER_BITMAP;
 	int r;
 
-	if (b >= sm->nr_blocks)
-		return ulvm_error(-EINVAL,
-		                  "%s space map: block %" PRIu64 " beyond its %" PRIu64 " blocks",
-		                  sm->what, b, sm->nr_blocks);
+	if ((r = check_range(sm, b)))
+		return r;
 	if (!sm->idx[bi].blocknr) {
 		*count = 0;
 		return 0;
@@ -109,124 +170,224 @@ static int committed_count(struct space_map *sm, uint64_t b, uint32_t *count)
 		return r;
 	*count = sm_bitmap_entry(bm_block_data(blk), (uint32_t)(b % SM_ENTRIES_PER_BITMAP));
 	tm_unlock(sm->tm, blk);
-	if (*count == 3) {
-		le32 v;
-		r = btree_lookup(sm->tm, 4, sm->ref_root, b, &v);
-		if (r == -ENODATA)
-			return ulvm_error(
-			    -EILSEQ,
-			    "%s space map: block %" PRIu64
-			    " has count 3+ in its bitmap but no entry in the ref-count tree",
-			    sm->what, b);
-		if (r)
-			return r;
-		*count = le32_to_cpu(v);
-	}
-	return 0;
+	return *count == 3 ? tree_count(sm, b, count) : 0;
 }
 
-/* Position of b in the delta, adding it with its committed count if needed. */
-static int delta_of(struct space_map *sm, uint64_t b, size_t *pos)
+static uint32_t pending_at(const struct space_map *sm, uint32_t i)
 {
-	uint32_t *p = u64map_get(&sm->dmap, b), c;
-	int r;
+	return (sm->phead + i) % SM_MAX_PENDING_OPS;
+}
 
-	if (p) {
-		*pos = *p;
-		return 0;
-	}
-	if ((r = committed_count(sm, b, &c)))
-		return r;
-	if (sm->ndelta == sm->cap) {
-		size_t ncap = sm->cap ? sm->cap * 2 : 256;
-		struct delta *nd = realloc(sm->delta, ncap * sizeof(*nd));
-		if (!nd)
-			return ulvm_error(-ENOMEM, "out of memory in the %s space map", sm->what);
-		sm->delta = nd;
-		sm->cap = ncap;
-	}
-	if (sm->ndelta >= UINT32_MAX || u64map_put(&sm->dmap, b, (uint32_t)sm->ndelta))
-		return ulvm_error(-ENOMEM, "out of memory in the %s space map", sm->what);
-	sm->delta[sm->ndelta] = (struct delta){b, c, c, c >= 3 ? c : 0};
-	*pos = sm->ndelta++;
-	return 0;
+static bool is_pending(const struct space_map *sm, uint64_t b)
+{
+	for (uint32_t i = 0; i < sm->pcount; i++)
+		if (sm->pending[pending_at(sm, i)].b == b)
+			return true;
+	return false;
 }
 
 int sm_get_count(struct space_map *sm, uint64_t b, uint32_t *count)
 {
-	uint32_t *p = u64map_get(&sm->dmap, b);
+	int64_t c;
+	uint32_t stored;
+	int r = stored_count(sm, b, &stored);
 
-	if (p) {
-		*count = sm->delta[*p].cur;
-		return 0;
+	if (r)
+		return r;
+	c = stored;
+	for (uint32_t i = 0; i < sm->pcount; i++) {
+		const struct pending_op *p = &sm->pending[pending_at(sm, i)];
+		if (p->b == b && !p->applied)
+			c += p->delta;
 	}
-	return committed_count(sm, b, count);
+	*count = (uint32_t)c;
+	return 0;
 }
 
-static void set_cur(struct space_map *sm, size_t pos, uint32_t c)
+/* Bitmap bi locked for writing: shadowed (copied once per transaction, then changed in
+ * place), or a new zeroed block for a bitmap never written. */
+static int writable_bitmap(struct space_map *sm, uint64_t bi, struct bm_block **out)
 {
-	struct delta *e = &sm->delta[pos];
+	bool inc_children;
+	int r = sm->idx[bi].blocknr ? tm_shadow_block(sm->tm, sm->idx[bi].blocknr,
+	                                              &sm_bitmap_validator, out, &inc_children)
+	                            : tm_new_block(sm->tm, &sm_bitmap_validator, out);
 
-	if (!e->cur && c)
+	if (r)
+		return r;
+	sm->idx[bi].blocknr = bm_block_location(*out);
+	return 0;
+}
+
+/* The first entry >= e of a bitmap that is zero, or `valid` when there is none. */
+static uint32_t next_free_entry(const void *bitmap, uint32_t e, uint32_t valid)
+{
+	for (; e < valid; e++)
+		if (!sm_bitmap_entry(bitmap, e))
+			return e;
+	return valid;
+}
+
+/* Set b's bitmap entry to v (0..3): the index hints and nr_allocated follow. */
+static int set_entry(struct space_map *sm, uint64_t b, uint32_t v, struct pending_op *p)
+{
+	uint64_t bi = b / SM_ENTRIES_PER_BITMAP;
+	uint32_t e = (uint32_t)(b % SM_ENTRIES_PER_BITMAP);
+	struct bm_block *blk;
+	int r = writable_bitmap(sm, bi, &blk);
+
+	if (r)
+		return r;
+	void *d = bm_block_data(blk);
+	struct index_cpu *ic = &sm->idx[bi];
+	uint32_t was = sm_bitmap_entry(d, e);
+	sm_bitmap_set(d, e, v);
+	if (!was && v) {
+		ic->nr_free -= ic->nr_free > 0; /* a damaged hint must not wrap */
 		sm->nr_allocated++;
-	else if (e->cur && !c)
+		if (e == ic->none_free_before)
+			ic->none_free_before = next_free_entry(d, e + 1, valid_entries(sm, bi));
+	} else if (was && !v) {
+		ic->nr_free++;
 		sm->nr_allocated--;
-	e->cur = c;
+		ic->none_free_before = MIN(ic->none_free_before, e);
+	}
+	if (p)
+		p->applied = true;
+	tm_unlock(sm->tm, blk);
+	return 0;
+}
+
+/*
+ * Change b's count by delta (+1 or -1) in the bitmaps and the ref-count tree. The tree gets
+ * a count of 3 or more before the bitmap says 3, and loses it after the bitmap says less,
+ * so the two agree whenever someone reads them; no lock is held across the tree's changes
+ * (they shadow and allocate metadata blocks, which for the metadata space map are queued).
+ */
+static int apply(struct space_map *sm, uint64_t b, int32_t delta, struct pending_op *p)
+{
+	uint32_t old, now;
+	int r = stored_count(sm, b, &old);
+
+	if (r)
+		return r;
+	if (delta < 0 && !old)
+		return ulvm_error(-EILSEQ,
+		                  "%s space map: block %" PRIu64 ": releasing a block that is free",
+		                  sm->what, b);
+	if (delta > 0 && old == UINT32_MAX)
+		return ulvm_error(-EOVERFLOW, "%s space map: block %" PRIu64 ": count overflows",
+		                  sm->what, b);
+	now = delta > 0 ? old + 1 : old - 1;
+	if (now >= 3) {
+		le32 v = cpu_to_le32(now);
+		if ((r = btree_insert(sm->tm, &ref_vt, sm->ref_root, b, &v, &sm->ref_root, NULL)))
+			return r;
+	}
+	if (MIN(now, 3u) != MIN(old, 3u) && (r = set_entry(sm, b, MIN(now, 3u), p)))
+		return r;
+	if (old >= 3 && now < 3)
+		return btree_remove(sm->tm, &ref_vt, sm->ref_root, b, &sm->ref_root);
+	return 0;
+}
+
+/* Apply the queued changes in order; those they cause queue behind them. */
+static int drain(struct space_map *sm)
+{
+	while (sm->pcount) {
+		struct pending_op *p = &sm->pending[sm->phead];
+		int r = apply(sm, p->b, p->delta, p);
+		if (r) {
+			sm->pcount = 0; /* the transaction is broken: the caller aborts it */
+			return r;
+		}
+		sm->phead = (sm->phead + 1) % SM_MAX_PENDING_OPS;
+		sm->pcount--;
+	}
+	return 0;
+}
+
+/*
+ * A count change. The data space map applies it at once. The metadata space map changes
+ * blocks of its own device to do it (a bitmap shadowed, ref-count tree nodes), which
+ * changes more counts: those wait in the queue until the outermost change is done.
+ */
+static int change(struct space_map *sm, uint64_t b, int32_t delta)
+{
+	int r;
+
+	if (sm->kind == SM_DATA)
+		return apply(sm, b, delta, NULL);
+	if (sm->pcount == SM_MAX_PENDING_OPS)
+		return ulvm_error(-ENOMEM,
+		                  "metadata space map: more than %u changes pending at once",
+		                  SM_MAX_PENDING_OPS);
+	sm->pending[pending_at(sm, sm->pcount++)] = (struct pending_op){b, delta, false};
+	if (sm->depth)
+		return 0;
+	sm->depth++;
+	r = drain(sm);
+	sm->depth--;
+	return r;
 }
 
 int sm_inc(struct space_map *sm, uint64_t b)
 {
-	size_t pos = 0;
-	int r = delta_of(sm, b, &pos);
+	int r = check_range(sm, b);
 
-	if (r)
-		return r;
-	if (sm->delta[pos].cur == UINT32_MAX)
-		return ulvm_error(-EOVERFLOW, "%s space map: block %" PRIu64 ": count overflows",
-		                  sm->what, b);
-	set_cur(sm, pos, sm->delta[pos].cur + 1);
-	return 0;
+	return r ? r : change(sm, b, 1);
 }
 
 int sm_dec(struct space_map *sm, uint64_t b)
 {
-	size_t pos = 0;
-	int r = delta_of(sm, b, &pos);
+	uint32_t c;
+	int r = sm_get_count(sm, b, &c);
 
 	if (r)
 		return r;
-	if (!sm->delta[pos].cur)
+	if (!c)
 		return ulvm_error(-EILSEQ,
 		                  "%s space map: block %" PRIu64 ": releasing a block that is free",
 		                  sm->what, b);
-	set_cur(sm, pos, sm->delta[pos].cur - 1);
-	return 0;
+	return change(sm, b, -1);
 }
 
 /* ---- allocation ------------------------------------------------------------------------ */
 
-/* First entry >= e0 of bitmap bi free at the last commit and untouched since. */
+/* First entry in [e0, e_end) of bitmap bi free both now and at the last commit (and not
+ * pending). */
 static int scan_bitmap(struct space_map *sm, uint64_t bi, uint32_t e0, uint32_t e_end,
                        uint64_t *found)
 {
-	struct bm_block *blk = NULL;
-	const uint64_t *w = NULL;
-	int r;
+	const struct index_cpu *ic = &sm->idx[bi], *oc = &sm->old_idx[bi];
+	struct bm_block *cur = NULL, *old = NULL;
+	const uint64_t *wc = NULL, *wo = NULL;
+	int r = -ENOSPC;
 
-	if (sm->idx[bi].blocknr) {
-		if (sm->idx[bi].nr_free == 0)
+	if (ic->blocknr) {
+		if (!ic->nr_free)
 			return -ENOSPC;
-		if ((r = tm_read_lock(sm->tm, sm->idx[bi].blocknr, &sm_bitmap_validator, &blk)))
+		e0 = MAX(e0, ic->none_free_before);
+		if (e0 >= e_end)
+			return -ENOSPC;
+		if ((r = tm_read_lock(sm->tm, ic->blocknr, &sm_bitmap_validator, &cur)))
 			return r;
-		w = (const uint64_t *)((const uint8_t *)bm_block_data(blk) + SM_BITMAP_HEADER_SIZE);
+		wc =
+		    (const uint64_t *)((const uint8_t *)bm_block_data(cur) + SM_BITMAP_HEADER_SIZE);
 	}
+	if (oc->blocknr && oc->blocknr != ic->blocknr) {
+		if ((r = tm_read_lock(sm->tm, oc->blocknr, &sm_bitmap_validator, &old)))
+			goto out;
+		wo =
+		    (const uint64_t *)((const uint8_t *)bm_block_data(old) + SM_BITMAP_HEADER_SIZE);
+	} else if (oc->blocknr) {
+		wo = wc;
+	}
+	r = -ENOSPC;
 	for (uint32_t wi = e0 / 32; wi * 32 < e_end; wi++) {
-		uint64_t v = 0, freemask;
-		if (w) {
-			v = w[wi];
-			if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
-				v = __builtin_bswap64(v);
-		}
+		uint64_t v = (wc ? wc[wi] : 0) | (wo ? wo[wi] : 0), freemask;
+		if (__BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__)
+			v = __builtin_bswap64(v);
 		freemask = ~(v | (v >> 1)) & 0x5555555555555555ull;
 		if (wi == e0 / 32)
 			freemask &= ~0ull << (2 * (e0 % 32));
@@ -236,17 +397,19 @@ static int scan_bitmap(struct space_map *sm, uint64_t bi, uint32_t e0, uint32_t 
 			if (e >= e_end)
 				break;
 			uint64_t b = bi * SM_ENTRIES_PER_BITMAP + e;
-			if (!u64map_get(&sm->dmap, b)) {
-				if (blk)
-					tm_unlock(sm->tm, blk);
+			if (!is_pending(sm, b)) {
 				*found = b;
-				return 0;
+				r = 0;
+				goto out;
 			}
 		}
 	}
-	if (blk)
-		tm_unlock(sm->tm, blk);
-	return -ENOSPC;
+out:
+	if (old)
+		tm_unlock(sm->tm, old);
+	if (cur)
+		tm_unlock(sm->tm, cur);
+	return r;
 }
 
 static int find_free(struct space_map *sm, uint64_t from, uint64_t to, uint64_t *found)
@@ -265,7 +428,6 @@ static int find_free(struct space_map *sm, uint64_t from, uint64_t to, uint64_t 
 
 int sm_new_block(struct space_map *sm, uint64_t *b)
 {
-	size_t pos = 0;
 	int r;
 
 	if (sm->cursor >= sm->nr_blocks)
@@ -279,168 +441,88 @@ int sm_new_block(struct space_map *sm, uint64_t *b)
 	if (r)
 		return r;
 	sm->cursor = *b + 1;
-	if ((r = delta_of(sm, *b, &pos)))
-		return r;
-	set_cur(sm, pos, 1);
-	return 0;
+	return change(sm, *b, 1);
 }
 
 /* ---- commit ---------------------------------------------------------------------------- */
 
-static int commit_ref_tree(struct space_map *sm)
+/* Every bitmap gets a block (a space map just created or grown has bitmaps not written). */
+static int write_missing_bitmaps(struct space_map *sm)
 {
-	bool again = true;
-	int r;
-
-	while (again) {
-		again = false;
-		for (size_t p = 0; p < sm->ndelta; p++) {
-			uint32_t want = sm->delta[p].cur >= 3 ? sm->delta[p].cur : 0;
-			uint64_t b = sm->delta[p].b;
-			if (want == sm->delta[p].tree)
-				continue;
-			if (want) {
-				le32 v = cpu_to_le32(want);
-				r = btree_insert(sm->tm, &ref_vt, sm->ref_root, b, &v,
-				                 &sm->ref_root, NULL);
-			} else {
-				r = btree_remove(sm->tm, &ref_vt, sm->ref_root, b, &sm->ref_root);
-			}
-			if (r)
-				return r;
-			sm->delta[p].tree = want; /* re-read: the call may have grown the delta */
-			again = true;
-		}
+	for (uint64_t bi = 0; bi < sm->nr_bitmaps; bi++) {
+		struct bm_block *blk;
+		int r;
+		if (sm->idx[bi].blocknr)
+			continue;
+		if ((r = writable_bitmap(sm, bi, &blk)))
+			return r;
+		tm_unlock(sm->tm, blk);
 	}
 	return 0;
 }
 
-static int cmp_delta(const void *a, const void *b)
+static bool index_changed(const struct index_cpu *a, const struct index_cpu *b)
 {
-	const struct delta *x = a, *y = b;
-
-	return x->b < y->b ? -1 : x->b > y->b;
+	return a->blocknr != b->blocknr || a->nr_free != b->nr_free ||
+	       a->none_free_before != b->none_free_before;
 }
 
-static bool bitmap_changes(const struct delta *e)
+static int commit_metadata(struct space_map *sm)
 {
-	return MIN(e->cur, 3u) != MIN(e->committed, 3u);
+	struct transaction_manager *tm = sm->tm;
+	struct bm_block *blk;
+	uint64_t index_loc = 0;
+	int r;
+
+	/* Allocations queue while the new bitmaps and the index block are taken: the index
+	 * is written once they have all been applied. */
+	sm->depth++;
+	if (!(r = write_missing_bitmaps(sm)) && !(r = tm_alloc_block(tm, &index_loc)) &&
+	    sm->index_root)
+		r = tm_dec(tm, sm->index_root);
+	if (!r)
+		r = drain(sm);
+	sm->depth--;
+	if (r) {
+		sm->pcount = 0;
+		return r;
+	}
+	if ((r = tm_lock_new(tm, index_loc, &sm_index_validator, &blk)))
+		return r;
+	struct disk_metadata_index *mi = bm_block_data(blk);
+	for (uint64_t bi = 0; bi < sm->nr_bitmaps; bi++)
+		mi->index[bi] = (struct disk_index_entry){
+		    cpu_to_le64(sm->idx[bi].blocknr), cpu_to_le32(sm->idx[bi].nr_free),
+		    cpu_to_le32(sm->idx[bi].none_free_before)};
+	tm_unlock(tm, blk);
+	sm->index_root = index_loc;
+	return 0;
+}
+
+static int commit_data(struct space_map *sm)
+{
+	int r = write_missing_bitmaps(sm);
+
+	for (uint64_t bi = 0; !r && bi < sm->nr_bitmaps; bi++) {
+		const struct index_cpu *ic = &sm->idx[bi];
+		if (!index_changed(ic, &sm->old_idx[bi]))
+			continue;
+		struct disk_index_entry ie = {cpu_to_le64(ic->blocknr), cpu_to_le32(ic->nr_free),
+		                              cpu_to_le32(ic->none_free_before)};
+		r = btree_insert(sm->tm, &index_vt, sm->index_root, bi, &ie, &sm->index_root, NULL);
+	}
+	return r;
 }
 
 int sm_commit(struct space_map *sm)
 {
-	struct transaction_manager *tm = sm->tm;
-	uint64_t *newloc = calloc(sm->nr_bitmaps ? sm->nr_bitmaps : 1, sizeof(*newloc));
-	uint64_t index_loc = 0;
-	uint8_t *buf = NULL;
-	bool again = true;
-	int r;
+	int r = sm->kind == SM_METADATA ? commit_metadata(sm) : commit_data(sm);
 
-	if (!newloc)
-		return ulvm_error(-ENOMEM, "out of memory committing the %s space map", sm->what);
-	if ((r = commit_ref_tree(sm)))
-		goto out;
-	if (sm->kind == SM_METADATA) {
-		if ((r = tm_alloc_block(tm, &index_loc)))
-			goto out;
-		if (sm->index_root && (r = tm_dec(tm, sm->index_root)))
-			goto out;
-	}
-	/* New locations for every bitmap that changes (and for new ones), until the
-	 * allocations themselves change nothing more. */
-	while (again) {
-		again = false;
-		for (uint64_t bi = 0; bi < sm->nr_bitmaps; bi++) {
-			if (newloc[bi] || (sm->idx[bi].blocknr && bi < sm->rewrite_from))
-				continue;
-			if ((r = tm_alloc_block(tm, &newloc[bi])))
-				goto out;
-			if (sm->idx[bi].blocknr && (r = tm_dec(tm, sm->idx[bi].blocknr)))
-				goto out;
-			again = true;
-		}
-		for (size_t p = 0; p < sm->ndelta; p++) {
-			uint64_t bi = sm->delta[p].b / SM_ENTRIES_PER_BITMAP;
-			if (!bitmap_changes(&sm->delta[p]) || newloc[bi])
-				continue;
-			if ((r = tm_alloc_block(tm, &newloc[bi])))
-				goto out;
-			if ((r = tm_dec(tm, sm->idx[bi].blocknr)))
-				goto out;
-			again = true;
-		}
-	}
-	/* No allocation from here on: render the bitmaps. */
-	if (sm->ndelta)
-		qsort(sm->delta, sm->ndelta, sizeof(*sm->delta), cmp_delta);
-	buf = malloc(PDATA_BLOCK_SIZE);
-	if (!buf) {
-		r = ulvm_error(-ENOMEM, "out of memory committing the %s space map", sm->what);
-		goto out;
-	}
-	size_t p = 0;
-	for (uint64_t bi = 0; bi < sm->nr_bitmaps; bi++) {
-		uint64_t base = bi * SM_ENTRIES_PER_BITMAP;
-		uint32_t valid =
-		    (uint32_t)MIN((uint64_t)SM_ENTRIES_PER_BITMAP, sm->nr_blocks - base);
-		struct bm_block *blk;
-
-		while (p < sm->ndelta && sm->delta[p].b < base)
-			p++;
-		if (!newloc[bi])
-			continue;
-		if (sm->idx[bi].blocknr) {
-			if ((r = tm_read_lock(tm, sm->idx[bi].blocknr, &sm_bitmap_validator, &blk)))
-				goto out;
-			memcpy(buf, bm_block_data(blk), PDATA_BLOCK_SIZE);
-			tm_unlock(tm, blk);
-		} else {
-			memset(buf, 0, PDATA_BLOCK_SIZE);
-		}
-		for (; p < sm->ndelta && sm->delta[p].b < base + SM_ENTRIES_PER_BITMAP; p++)
-			sm_bitmap_set(buf, (uint32_t)(sm->delta[p].b - base),
-			              MIN(sm->delta[p].cur, 3u));
-		/* Entries past the end stay zero; the hints are exact. */
-		uint32_t nr_free = 0, nfb = valid;
-		for (uint32_t e = 0; e < valid; e++)
-			if (!sm_bitmap_entry(buf, e)) {
-				if (!nr_free)
-					nfb = e;
-				nr_free++;
-			}
-		if ((r = tm_lock_new(tm, newloc[bi], &sm_bitmap_validator, &blk)))
-			goto out;
-		memcpy(bm_block_data(blk), buf, PDATA_BLOCK_SIZE);
-		tm_unlock(tm, blk);
-		sm->idx[bi] = (struct index_cpu){newloc[bi], nr_free, nfb};
-		if (sm->kind == SM_DATA) {
-			struct disk_index_entry ie = {cpu_to_le64(newloc[bi]), cpu_to_le32(nr_free),
-			                              cpu_to_le32(nfb)};
-			if ((r = btree_insert(tm, &index_vt, sm->index_root, bi, &ie,
-			                      &sm->index_root, NULL)))
-				goto out;
-		}
-	}
-	if (sm->kind == SM_METADATA) {
-		struct bm_block *blk;
-		if ((r = tm_lock_new(tm, index_loc, &sm_index_validator, &blk)))
-			goto out;
-		struct disk_metadata_index *mi = bm_block_data(blk);
-		for (uint64_t bi = 0; bi < sm->nr_bitmaps; bi++)
-			mi->index[bi] = (struct disk_index_entry){
-			    cpu_to_le64(sm->idx[bi].blocknr), cpu_to_le32(sm->idx[bi].nr_free),
-			    cpu_to_le32(sm->idx[bi].none_free_before)};
-		tm_unlock(tm, blk);
-		sm->index_root = index_loc;
-	}
-	sm->ndelta = 0;
-	u64map_clear(&sm->dmap);
-	sm->rewrite_from = UINT64_MAX;
-	r = 0;
-out:
-	free(buf);
-	free(newloc);
-	return r;
+	if (r)
+		return r;
+	/* What is written now is the committed state the next transaction shadows. */
+	memcpy(sm->old_idx, sm->idx, sm->nr_bitmaps * sizeof(*sm->idx));
+	return 0;
 }
 
 void sm_root(const struct space_map *sm, struct disk_sm_root *out)
@@ -472,24 +554,39 @@ int sm_extend(struct space_map *sm, uint64_t nr_blocks)
 	if (sm->kind == SM_METADATA && nb > SM_MAX_METADATA_BITMAPS)
 		return ulvm_error(-EINVAL, "metadata space map: at most %llu blocks",
 		                  SM_MAX_METADATA_BLOCKS);
-	if (sm->kind == SM_DATA) {
-		int r = check_data_size(sm->tm, nr_blocks);
-		if (r)
-			return r;
-	}
-	if (nb > sm->nr_bitmaps) {
-		struct index_cpu *ni = realloc(sm->idx, nb * sizeof(*ni));
-		if (!ni)
-			return ulvm_error(-ENOMEM, "out of memory growing the %s space map",
-			                  sm->what);
-		memset(ni + sm->nr_bitmaps, 0, (nb - sm->nr_bitmaps) * sizeof(*ni));
-		sm->idx = ni;
-	}
-	/* The last old bitmap gains entries: rewrite it so that its hints cover them. */
-	if (sm->nr_blocks % SM_ENTRIES_PER_BITMAP && nr_blocks > sm->nr_blocks)
-		sm->rewrite_from = MIN(sm->rewrite_from, sm->nr_bitmaps - 1);
-	sm->nr_bitmaps = nb;
+	if (sm->kind == SM_DATA && check_data_size(sm->tm, nr_blocks))
+		return -ENOSPC;
+	uint64_t last = sm->nr_bitmaps ? sm->nr_bitmaps - 1 : 0;
+	bool partial = sm->nr_blocks % SM_ENTRIES_PER_BITMAP && nr_blocks > sm->nr_blocks;
+	int r = grow_index(sm, nb);
+
+	if (r)
+		return r;
 	sm->nr_blocks = nr_blocks;
+	for (uint64_t bi = sm->nr_bitmaps; bi < nb; bi++)
+		sm->idx[bi].nr_free = sm->old_idx[bi].nr_free = valid_entries(sm, bi);
+	sm->nr_bitmaps = nb;
+	/* The last old bitmap gains entries: its hints are counted again over them (the
+	 * bitmap itself has zeros there already). */
+	if (partial) {
+		struct index_cpu *ic = &sm->idx[last];
+		uint32_t valid = valid_entries(sm, last), nr_free = 0, first = valid;
+		struct bm_block *blk;
+		if (!ic->blocknr) {
+			ic->nr_free = valid;
+			return 0;
+		}
+		if ((r = tm_read_lock(sm->tm, ic->blocknr, &sm_bitmap_validator, &blk)))
+			return r;
+		for (uint32_t e = 0; e < valid; e++)
+			if (!sm_bitmap_entry(bm_block_data(blk), e)) {
+				first = MIN(first, e);
+				nr_free++;
+			}
+		tm_unlock(sm->tm, blk);
+		ic->nr_free = nr_free;
+		ic->none_free_before = first;
+	}
 	return 0;
 }
 
@@ -602,6 +699,7 @@ int sm_metadata_open(struct transaction_manager *tm, const struct disk_sm_root *
 		sm_destroy(sm);
 		return r;
 	}
+	memcpy(sm->old_idx, sm->idx, sm->nr_bitmaps * sizeof(*sm->idx));
 	tm_set_space_map(tm, &metadata_sm_ops, sm);
 	*out = sm;
 	return 0;
@@ -654,6 +752,7 @@ int sm_disk_open(struct transaction_manager *tm, const struct disk_sm_root *root
 		sm_destroy(sm);
 		return r;
 	}
+	memcpy(sm->old_idx, sm->idx, sm->nr_bitmaps * sizeof(*sm->idx));
 	*out = sm;
 	return 0;
 }

@@ -8,18 +8,26 @@
  * Each bitmap block (salt 240779: csum, padding, blocknr, then 4080 bytes) holds 16320
  * 2-bit counts; entry e is bits 2e (high) and 2e+1 (low), LSB first. The value 3 means
  * "three or more": the exact count is in the reference-count btree (block -> le32). Index
- * entries carry hints: nr_free (zero entries) and none_free_before (first free entry),
- * written exact here.
+ * entries carry hints: nr_free (zero entries, exact) and none_free_before (no zero entry
+ * before it: exact after a growth, otherwise a lower bound as the kernel keeps it).
  *
- * In a transaction, changed counts live in memory (a map of the blocks whose counts
- * changed, with their committed value), over the committed bitmaps, which are not touched
- * until the commit. Memory: 24 bytes per block whose count changed in the transaction (plus
- * the map), and 16 bytes of index per 16320 blocks. Allocation takes a block free both in the
- * committed bitmaps and now, searching forward from a cursor that keeps moving while the
- * space map is open, so a block freed in this transaction is never reused in it. The commit
- * writes the ref-count tree changes, then every changed bitmap to a new block, then the
- * index; for the metadata space map these writes allocate and free metadata blocks
- * themselves, which the commit folds in until nothing more changes.
+ * In a transaction, as the kernel does, a count change goes straight to the bitmaps and the
+ * ref-count tree through the transaction manager: the bitmap is shadowed (copied once per
+ * transaction, changed in place after), so the committed bitmaps stay untouched until the
+ * commit and memory does not grow with the transaction. Memory: two copies of the index in
+ * memory (the current one and the committed one), 16 bytes each per bitmap (per 16320
+ * blocks), plus for the metadata space map a queue of SM_MAX_PENDING_OPS changes (16 KiB).
+ * Allocation takes a block free both in the committed bitmaps and now, searching forward
+ * from a cursor that keeps moving while the space map is open: a block in use at the last
+ * commit and freed since is not reused before the next commit (one both allocated and
+ * freed in this transaction may be: nothing committed refers to it).
+ *
+ * The metadata space map changes blocks of its own device to change a count (shadowing a
+ * bitmap, the ref-count tree's nodes), which changes more counts: while one change is being
+ * applied, those it causes wait in the queue and are applied in order after it (an
+ * allocation still takes its block at once, and the queue holds it back from being handed
+ * out twice). The commit writes every bitmap not written yet, then (metadata) a new index
+ * block or (data) the index btree entries that changed.
  *
  * Who may call what: the transaction manager (the metadata space map, through
  * tm_space_map_ops) and the thin metadata layer (both). Uses btree and transaction_manager.
@@ -38,6 +46,8 @@
 #define SM_MAX_METADATA_BLOCKS  (255ull * 16320ull)
 #define SM_BITMAP_SALT          240779u
 #define SM_INDEX_SALT           160478u
+/* Changes of the metadata space map waiting at once, at most (a few dozen are seen). */
+#define SM_MAX_PENDING_OPS 1024u
 
 struct disk_sm_root {
 	le64 nr_blocks;

@@ -5,14 +5,16 @@
 #include <string.h>
 
 #include "pdata/transaction_manager.h"
-#include "pdata/u64map.h"
 #include "util/util.h"
 
 struct transaction_manager {
 	struct block_manager *bm;
 	const struct tm_space_map_ops *ops;
 	void *sm;
-	struct u64map shadowed; /* blocks allocated or shadowed in this transaction */
+	/* Blocks allocated (or shadowed) in this transaction: one bit per metadata block up to
+	 * the highest one allocated, whatever the transaction's size. */
+	uint64_t *shadowed;
+	size_t shadowed_words;
 };
 
 int tm_create(struct block_manager *bm, struct transaction_manager **out)
@@ -22,7 +24,6 @@ int tm_create(struct block_manager *bm, struct transaction_manager **out)
 	if (!tm)
 		return ulvm_error(-ENOMEM, "out of memory for a transaction manager");
 	tm->bm = bm;
-	u64map_init(&tm->shadowed);
 	*out = tm;
 	return 0;
 }
@@ -31,7 +32,7 @@ void tm_destroy(struct transaction_manager *tm)
 {
 	if (!tm)
 		return;
-	u64map_free(&tm->shadowed);
+	free(tm->shadowed);
 	free(tm);
 }
 
@@ -59,9 +60,25 @@ int tm_read_lock(struct transaction_manager *tm, uint64_t b, const struct bm_val
 
 static int mark_shadowed(struct transaction_manager *tm, uint64_t b)
 {
-	if (u64map_put(&tm->shadowed, b, 1))
-		return ulvm_error(-ENOMEM, "out of memory in the transaction manager");
+	size_t w = (size_t)(b / 64);
+
+	if (w >= tm->shadowed_words) {
+		size_t n = MAX(w + 1, tm->shadowed_words * 2);
+		uint64_t *ns = realloc(tm->shadowed, n * sizeof(*ns));
+		if (!ns)
+			return ulvm_error(-ENOMEM, "out of memory in the transaction manager");
+		memset(ns + tm->shadowed_words, 0, (n - tm->shadowed_words) * sizeof(*ns));
+		tm->shadowed = ns;
+		tm->shadowed_words = n;
+	}
+	tm->shadowed[w] |= 1ull << (b % 64);
 	return 0;
+}
+
+static void clear_shadowed(struct transaction_manager *tm)
+{
+	if (tm->shadowed_words)
+		memset(tm->shadowed, 0, tm->shadowed_words * sizeof(*tm->shadowed));
 }
 
 int tm_alloc_block(struct transaction_manager *tm, uint64_t *b)
@@ -97,7 +114,7 @@ int tm_new_block(struct transaction_manager *tm, const struct bm_validator *v,
 
 bool tm_is_shadowed(struct transaction_manager *tm, uint64_t b)
 {
-	return u64map_get(&tm->shadowed, b) != NULL;
+	return b / 64 < tm->shadowed_words && (tm->shadowed[b / 64] >> (b % 64) & 1);
 }
 
 int tm_shadow_block(struct transaction_manager *tm, uint64_t orig, const struct bm_validator *v,
@@ -165,9 +182,12 @@ int tm_pre_commit(struct transaction_manager *tm)
 
 	if (!tm->ops)
 		return read_only();
-	if ((r = tm->ops->commit(tm->sm)))
+	if ((r = tm->ops->commit(tm->sm)) || (r = bm_flush(tm->bm)))
 		return r;
-	return bm_flush(tm->bm);
+	/* Everything is written: from here on a change must shadow again, even before the
+	 * superblock is. */
+	clear_shadowed(tm);
+	return 0;
 }
 
 int tm_lock_superblock(struct transaction_manager *tm, const struct bm_validator *v,
@@ -185,6 +205,6 @@ int tm_commit(struct transaction_manager *tm, struct bm_block *superblock)
 	bm_unlock(superblock);
 	if ((r = bm_flush(tm->bm)))
 		return r;
-	u64map_clear(&tm->shadowed);
+	clear_shadowed(tm);
 	return 0;
 }

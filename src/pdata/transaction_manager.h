@@ -10,7 +10,12 @@
  * Commit protocol, in two calls: tm_pre_commit() commits the metadata space map and writes
  * and flushes every dirty block but the superblock; tm_commit() then writes the superblock
  * the caller filled in and flushes again. A crash at any point leaves the old or the new
- * superblock, each pointing at a complete image.
+ * superblock, each pointing at a complete image. After tm_pre_commit every block counts as
+ * committed: changing one shadows it again.
+ *
+ * Memory: the blocks allocated in the transaction are one bit per metadata block (up to the
+ * highest allocated: at most 512 KiB for the largest metadata device), whatever the
+ * transaction's size.
  *
  * Who may call what: btrees, space maps and the thin metadata layer take writable blocks
  * only through tm_new_block / tm_shadow_block (and the superblock through

@@ -1,6 +1,6 @@
 /*
  * pdata/u64map: an open-addressing hash map from u64 keys to u32 values, for the sets and
- * maps the persistent-data layers keep per transaction (shadowed blocks, changed counts).
+ * maps the persistent-data layers keep (devices touched in a transaction, the checker's counts).
  * UINT64_MAX cannot be a key. Internal to pdata; uses libc only.
  */
 #ifndef ULVM_PDATA_U64MAP_H

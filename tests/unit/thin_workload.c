@@ -874,8 +874,10 @@ static int cmd_bench(uint64_t ndevs, uint64_t nmap)
 	uint64_t origins = ndevs / 10 ? ndevs / 10 : 1, per = nmap / origins, inserted = 0;
 	double t0, tc = 0, tcmax = 0;
 	uint64_t ncommits = 0;
+	struct rusage ru0;
 	int r;
 
+	getrusage(RUSAGE_SELF, &ru0);
 	if ((r = bdev_open(img_path, BDEV_NO_DIRECT, &bd)) ||
 	    (r = thin_md_format(bd, 128, nmap * 2, &o, &md))) {
 		fprintf(stderr, "%s\n", ulvm_last_error());
@@ -972,10 +974,11 @@ static int cmd_bench(uint64_t ndevs, uint64_t nmap)
 	printf("lookup_per_s_all %.0f (random over every device, %" PRIu64 " found)\n",
 	       (double)nl / t_look, found);
 	printf("lookup_per_s_cached %.0f (random over a cache-resident set)\n", (double)nl / t_hot);
-	printf("max_rss_mib_after_origins %.1f max_rss_mib %.1f cache_budget_mib %.1f (the rest is "
-	       "the transactions' changed counts: about 48 bytes each)\n",
-	       (double)ru1.ru_maxrss / 1024, (double)ru.ru_maxrss / 1024,
-	       (double)PDATA_DEFAULT_CACHE_BYTES / (1 << 20));
+	printf("max_rss_mib_before_open %.1f max_rss_mib_after_origins %.1f max_rss_mib %.1f "
+	       "cache_budget_mib %.1f (peak minus before-open: the cache, its bookkeeping and the "
+	       "space maps' indexes)\n",
+	       (double)ru0.ru_maxrss / 1024, (double)ru1.ru_maxrss / 1024,
+	       (double)ru.ru_maxrss / 1024, (double)PDATA_DEFAULT_CACHE_BYTES / (1 << 20));
 	printf("cache reads %" PRIu64 " writes %" PRIu64 " hits %" PRIu64 " evictions %" PRIu64
 	       "\n",
 	       st.reads, st.writes, st.hits, st.evictions);
