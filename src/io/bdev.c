@@ -75,6 +75,11 @@ long bdev_fault_inject_after(long nwrites)
 	return refused;
 }
 
+bool bdev_fault_armed(void)
+{
+	return fault_writes_left >= 0;
+}
+
 void bdev_fault_lose_unflushed(bool on)
 {
 	fault_lose_unflushed = on;
@@ -92,14 +97,17 @@ static int fault_hit(struct bdev *bd, bool counts)
 	return ulvm_error(-EIO, "%s: injected I/O error (simulated power cut)", bd->path);
 }
 
-/* Before a write or discard that the fault lets through: keep what it replaces. */
+static int rw_raw(struct bdev *bd, bool write, void *buf, size_t len, uint64_t off);
+
+/* Before a write or discard that the fault lets through: keep what it replaces (`off` is
+ * absolute: a slice's base is added). */
 
 static int unflushed_keep(struct bdev *bd, size_t len, uint64_t off)
 {
 	struct unflushed_write *n;
 	void *old = malloc(len ? len : 1);
 	char *path = strdup(bd->path);
-	int r = old && path ? bdev_read(bd, old, len, off) : -ENOMEM;
+	int r = old && path ? rw_raw(bd, false, old, len, off) : -ENOMEM;
 
 	n = r ? NULL : realloc(unflushed, (nunflushed + 1) * sizeof(*unflushed));
 	if (!n) {
@@ -216,6 +224,28 @@ int bdev_open(const char *path, unsigned flags, struct bdev **out)
 	return 0;
 }
 
+int bdev_open_slice(const char *path, unsigned flags, uint64_t base, uint64_t size,
+                    struct bdev **out)
+{
+	uint64_t end;
+	int r = bdev_open(path, flags, out);
+
+	if (r)
+		return r;
+	if (add_overflows_u64(base, size, &end) || end > (*out)->size) {
+		r = ulvm_error(-ENOSPC,
+		               "%s: a slice of %llu bytes at %llu is beyond the device size %llu",
+		               path, (unsigned long long)size, (unsigned long long)base,
+		               (unsigned long long)(*out)->size);
+		bdev_close(*out);
+		*out = NULL;
+		return r;
+	}
+	(*out)->base = base;
+	(*out)->size = size;
+	return 0;
+}
+
 void bdev_close(struct bdev *bd)
 {
 	if (!bd)
@@ -286,6 +316,12 @@ static int rw_bounce(struct bdev *bd, bool write, void *buf, size_t len, uint64_
 	return r;
 }
 
+static int rw_raw(struct bdev *bd, bool write, void *buf, size_t len, uint64_t off)
+{
+	return direct_ok(bd, buf, len, off) ? rw_full(bd, write, buf, len, off)
+	                                    : rw_bounce(bd, write, buf, len, off);
+}
+
 static int check_range(struct bdev *bd, size_t len, uint64_t off)
 {
 	uint64_t end;
@@ -349,8 +385,8 @@ int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t off)
 
 	if (r)
 		return r;
-	r = direct_ok(bd, buf, len, off) ? rw_full(bd, false, buf, len, off)
-	                                 : rw_bounce(bd, false, buf, len, off);
+	off += bd->base;
+	r = rw_raw(bd, false, buf, len, off);
 	if (!r && bd->drop_writes)
 		overlay_dropped(bd, buf, len, off);
 	return r;
@@ -363,11 +399,11 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 	if (bd->rdonly)
 		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
 	r = check_range(bd, len, off);
+	off += bd->base;
 	if (r || bd->drop_writes)
 		return r ? r : drop_write(bd, buf, len, off);
 	FAULT_CHECK(bd, true, len, off);
-	return direct_ok(bd, buf, len, off) ? rw_full(bd, true, (void *)buf, len, off)
-	                                    : rw_bounce(bd, true, (void *)buf, len, off);
+	return rw_raw(bd, true, (void *)buf, len, off);
 }
 
 int bdev_flush(struct bdev *bd)
@@ -387,6 +423,7 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 	if (bd->rdonly)
 		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
 	r = check_range(bd, (size_t)len, off);
+	off += bd->base;
 	if (r || bd->drop_writes)
 		return r;
 	FAULT_CHECK(bd, true, (size_t)len, off);

@@ -31,10 +31,16 @@ struct bdev {
 	bool rdonly;
 	bool drop_writes; /* BDEV_DROP_WRITES */
 	uint64_t dev;     /* st_rdev for block devices, st_dev^st_ino otherwise: identity */
+	uint64_t base;    /* bdev_open_slice: added to every offset of bdev_read/write/discard */
 };
 
 int bdev_open(const char *path, unsigned flags, struct bdev **out);
 void bdev_close(struct bdev *bd);
+/* `size` bytes of `path` from byte `base` as a device of their own (size and offsets
+ * relative to the slice), for the synchronous calls below only (bdev_read, bdev_write,
+ * bdev_flush, bdev_discard), never for the engine: dm-thin's metadata on a linear LV. */
+int bdev_open_slice(const char *path, unsigned flags, uint64_t base, uint64_t size,
+                    struct bdev **out);
 
 /* Whole-range I/O: short transfers are retried; a range past the end is -ENOSPC/-EIO. */
 int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t offset);
@@ -73,5 +79,8 @@ long bdev_fault_inject_after(long nwrites);
  * the cut persists. Re-arming or disarming forgets what was kept. Not thread-safe.
  */
 void bdev_fault_lose_unflushed(bool on);
+/* TEST-ONLY: true while a fault is armed. The engine then runs every request through
+ * bdev_read/bdev_write/bdev_flush/bdev_discard, so that the power cut covers its I/O too. */
+bool bdev_fault_armed(void);
 
 #endif

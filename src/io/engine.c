@@ -308,10 +308,57 @@ static int then_sync_if_fua(const struct io_req *req, int r)
 	return !r && (req->flags & IO_FUA) ? fdatasync_retry(req->bd->fd) : r;
 }
 
+/* A fault is armed (tests): every request through io/bdev, whose power cut then covers it. */
+static int faulty_exec(struct io_req *req)
+{
+	struct bdev *bd = req->bd;
+	int r = 0;
+
+	switch (req->op) {
+	case IO_OP_READ:
+	case IO_OP_WRITE:
+		for (unsigned i = 0; i < req->iovcnt || (!i && !req->iovcnt); i++) {
+			void *p = req->iovcnt ? req->iov[i].iov_base : req->buf;
+			size_t n = req->iovcnt ? req->iov[i].iov_len : (size_t)req->len;
+			uint64_t off = req->offset + req->engine_token;
+
+			r = req->op == IO_OP_READ ? bdev_read(bd, p, n, off)
+			                          : bdev_write(bd, p, n, off);
+			if (r)
+				return r;
+			req->engine_token += n;
+		}
+		return req->op == IO_OP_WRITE && (req->flags & IO_FUA) ? bdev_flush(bd) : 0;
+	case IO_OP_FLUSH:
+		return bdev_flush(bd);
+	case IO_OP_DISCARD:
+	case IO_OP_WRITE_ZEROES:
+		if (req->op == IO_OP_WRITE_ZEROES && (req->flags & IO_NO_UNMAP)) {
+			/* zeroes that stay allocated: written */
+			void *z = calloc(1, 1 << 20);
+
+			for (uint64_t pos = 0; z && !r && pos < req->len; pos += 1 << 20)
+				r = bdev_write(bd, z,
+				               (size_t)MIN(req->len - pos, (uint64_t)1 << 20),
+				               req->offset + pos);
+			free(z);
+			if (!z)
+				return -ENOMEM;
+		} else {
+			r = bdev_discard(bd, req->offset, req->len);
+		}
+		return !r && (req->flags & IO_FUA) ? bdev_flush(bd) : r;
+	}
+	return -EINVAL;
+}
+
 /* Execute `req` now, synchronously. */
 static int sync_exec(struct io_engine *e, struct io_req *req)
 {
 	struct bdev *bd = req->bd;
+
+	if (__builtin_expect(bdev_fault_armed(), 0))
+		return faulty_exec(req);
 
 	switch (req->op) {
 	case IO_OP_READ:
@@ -365,7 +412,7 @@ static bool memo_in_memory(struct io_engine *e, const struct bdev *bd)
 /* AUTO: io_uring for block devices and O_DIRECT files on disk file systems. */
 static bool use_ring(struct io_engine *e, const struct bdev *bd)
 {
-	if (!e->have_ring || e->method == IO_METHOD_SYNC)
+	if (!e->have_ring || e->method == IO_METHOD_SYNC || bdev_fault_armed())
 		return false;
 	if (e->method == IO_METHOD_URING)
 		return true;
