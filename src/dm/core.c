@@ -694,6 +694,51 @@ bool dm_table_is_live(const struct dm_table *t)
 	return t->md->live == t;
 }
 
+int dm_lower_resolve(struct dm_lower *l, struct bdev **bd, uint64_t *offset)
+{
+	uint64_t off = 0;
+
+	for (unsigned depth = 0; depth < 64; depth++) {
+		struct dm_table *t;
+		struct dm_lower *next;
+		uint64_t o;
+
+		if (l->bd) {
+			*bd = l->bd;
+			*offset = off;
+			return 0;
+		}
+		t = l->md->live;
+		if (t->num_targets != 1 || !dm_linear_lower(&t->targets[0], &next, &o))
+			return ulvm_error(-EINVAL,
+			                  "device %s: not a backing device or a single linear "
+			                  "target (its table has %u targets, the first %s)",
+			                  l->name, t->num_targets, t->targets[0].type->name);
+		off += o;
+		l = next;
+	}
+	return ulvm_error(-ELOOP, "device %s: linear tables stacked too deep", l->name);
+}
+
+static int flush_sync_table(struct dm_table *t, unsigned depth)
+{
+	int r = 0;
+
+	if (depth > 64)
+		return ulvm_error(-ELOOP, "device tables stacked too deep");
+	for (unsigned i = 0; i < t->num_lowers && !r; i++) {
+		struct dm_lower *l = t->lowers[i];
+
+		r = l->bd ? bdev_flush(l->bd) : flush_sync_table(l->md->live, depth + 1);
+	}
+	return r;
+}
+
+int dm_lower_flush_sync(struct dm_lower *l)
+{
+	return l->bd ? bdev_flush(l->bd) : flush_sync_table(l->md->live, 0);
+}
+
 void dm_queue_work(struct dm_target *ti, struct io_work *w)
 {
 	io_engine_queue_work(dm_target_engine(ti), w);

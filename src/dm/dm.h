@@ -235,6 +235,16 @@ int dm_lower_block_status(struct dm_lower *lower, uint64_t offset, uint64_t len,
 
 /* Is `t` the live table of its device (not an inactive one waiting for resume)? */
 bool dm_table_is_live(const struct dm_table *t);
+/* The backing device under `l` and the byte offset of `l` there: `l` itself, or a mapped
+ * device whose live table is one linear target (through any stack of those). For a target
+ * that must reach a lower device synchronously (dm-thin's metadata, which persistent-data
+ * reads and writes with io/bdev); -EINVAL with ulvm_error() for any other table. */
+int dm_lower_resolve(struct dm_lower *l, struct bdev **bd, uint64_t *offset);
+/* fdatasync every backing device under `l` (through every table stacked below it), now: for
+ * a target that must make data durable before it commits metadata of its own, in a hook
+ * that may block (message, a completion that commits). What is still in flight is not
+ * covered. */
+int dm_lower_flush_sync(struct dm_lower *l);
 
 /* Deferred work of a target (w->fn set): runs from the engine's next poll; see io_work. */
 void dm_queue_work(struct dm_target *ti, struct io_work *w);
@@ -312,6 +322,7 @@ void dm_unregister_target(const struct dm_target_type *type);
 extern const struct dm_target_type *const dm_target_types[];
 extern const struct dm_target_type dm_linear_target, dm_striped_target, dm_zero_target,
     dm_error_target;
+extern const struct dm_target_type dm_thin_pool_target, dm_thin_target; /* thin.c */
 
 /* ---- internal to dm/: table.c parses and prints tables, core.c runs them ------------- */
 
@@ -332,6 +343,8 @@ struct dm_table {
 	unsigned tios_busy;
 };
 
+/* linear.c: the lower device and byte offset of a linear target; false for another type. */
+bool dm_linear_lower(const struct dm_target *ti, struct dm_lower **lower, uint64_t *offset);
 /* table.c: parse `text` into a table for `md` (errors: "table line N: ..."). */
 int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out);
 /* table.c: destructors of the targets, then dm_table_put_lowers(); NULL is fine. */

@@ -84,6 +84,17 @@ static int linear_block_status(struct dm_target *ti, uint64_t offset, uint64_t l
 	return dm_lower_block_status(lc->lower, lc->offset + offset, len, x);
 }
 
+bool dm_linear_lower(const struct dm_target *ti, struct dm_lower **lower, uint64_t *offset)
+{
+	const struct linear_c *lc = ti->private;
+
+	if (ti->type != &dm_linear_target)
+		return false;
+	*lower = lc->lower;
+	*offset = lc->offset;
+	return true;
+}
+
 const struct dm_target_type dm_linear_target = {
     .name = "linear",
     .ctr = linear_ctr,
