@@ -23,8 +23,16 @@
 #define MAX_SECTORS (UINT64_MAX >> SECTOR_SHIFT)
 
 const struct dm_target_type *const dm_target_types[] = {
-    &dm_linear_target,          &dm_striped_target,  &dm_zero_target,           &dm_error_target,
-    &dm_snapshot_origin_target, &dm_snapshot_target, &dm_snapshot_merge_target, NULL,
+    &dm_linear_target,
+    &dm_striped_target,
+    &dm_zero_target,
+    &dm_error_target,
+    &dm_snapshot_origin_target,
+    &dm_snapshot_target,
+    &dm_snapshot_merge_target,
+    &dm_thin_pool_target,
+    &dm_thin_target,
+    NULL,
 };
 
 int dm_arg_u64(const char *what, const char *arg, uint64_t max, uint64_t *out)

@@ -1,0 +1,1733 @@
+/*
+ * dm/thin: the kernel's thin provisioning targets, over pool metadata in the dm-thin format
+ * (pdata/thin_metadata.h, docs/formats/dm-thin-metadata.md).
+ *
+ *   thin-pool <metadata dev> <data dev> <data block size> <low water mark>
+ *             [<#features> [skip_block_zeroing|ignore_discard|no_discard_passdown|
+ *              read_only|error_if_no_space]...]
+ *   thin <pool dev> <dev id> [<external origin dev>]
+ *
+ * A pool belongs to the mapped device whose table holds the thin-pool target, and outlives
+ * its tables: a reload (a bigger data device) finds the same pool, and binds it at resume,
+ * as the kernel's pool_ctr/pool_preresume do. A thin target names that device; its I/O is
+ * remapped onto it at data-device offsets, and the pool target passes it on to the data
+ * device (so a suspended pool holds its thin volumes' I/O, as in the kernel).
+ *
+ * The data path. A thin request never crosses a pool block (max_io_len). Each thin device
+ * keeps a cache of its mappings (virtual block -> data block and time, or "unmapped"),
+ * filled by the lookups and changes the pool makes. A read, or a write to a block that is
+ * mapped and not shared (its time is not older than the device's last snapshot), is
+ * remapped in map after a cache hit; a read of a block known unmapped is zero-filled there.
+ * Anything else (a cache miss, a first write, a write to a shared block, discard, FLUSH)
+ * goes to the pool's worker, deferred work that runs from the next poll and makes the
+ * synchronous metadata calls. A block being provisioned, copied or discarded has a cell:
+ * its cache entry is dropped, so that every request for it reaches the worker, which queues
+ * it on the cell until the holder is done. Nothing else waits.
+ *
+ * Provisioning: allocate a data block; unless the write covers the block, first fill what
+ * it does not cover -- zeroes (unless skip_block_zeroing), the shared block's bytes (breaking
+ * sharing) or the external origin's -- then write, then insert the mapping. FLUSH, and FUA
+ * after a change, commit: the data device is flushed first (so that no committed mapping
+ * points to data that is not durable), then the metadata. The pool also commits when a
+ * request finds the last commit a second old. Out of data space the pool queues (resumed when
+ * a reload grows the data device) or fails with -ENOSPC (error_if_no_space); when the
+ * metadata is nearly full (free blocks within the kernel's reserve) or a metadata operation
+ * fails, the pool turns read-only as the kernel's does (a failure also aborts the open
+ * transaction and reports needs_check).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "../pdata/thin_metadata.h"
+#include "dm.h"
+
+#define CACHE_UNMAPPED    UINT64_MAX
+#define CACHE_EMPTY       UINT64_MAX
+#define CACHE_MAX_ENTRIES (1u << 20) /* per thin device; then the cache starts over */
+#define CELL_BUCKETS      256
+#define COPY_BUF_MAX      (1u << 20)
+#define COMMIT_PERIOD_NS  1000000000ull
+
+enum pool_mode {
+	PM_WRITE,
+	PM_OUT_OF_DATA_SPACE,
+	PM_OUT_OF_METADATA_SPACE,
+	PM_READ_ONLY,
+	PM_FAIL,
+};
+
+struct pool_features {
+	bool zero_new_blocks, discard_enabled, discard_passdown, read_only, error_if_no_space;
+};
+
+/* ---- a u64 -> u64 cache (open addressing, linear probing, backward-shift delete) ----- */
+
+struct map64 {
+	uint64_t *keys, *vals;
+	size_t cap, n; /* cap: power of two or 0 */
+};
+
+static inline size_t map64_slot(const struct map64 *m, uint64_t k)
+{
+	return (size_t)((k * 0x9e3779b97f4a7c15ull) >> 20) & (m->cap - 1);
+}
+
+static inline uint64_t *map64_get(const struct map64 *m, uint64_t k)
+{
+	if (!m->cap)
+		return NULL;
+	for (size_t i = map64_slot(m, k);; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == k)
+			return &m->vals[i];
+		if (m->keys[i] == CACHE_EMPTY)
+			return NULL;
+	}
+}
+
+static void map64_free(struct map64 *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool map64_grow(struct map64 *m)
+{
+	struct map64 n = {.cap = m->cap ? m->cap * 2 : 1024};
+
+	n.keys = malloc(n.cap * sizeof(*n.keys));
+	n.vals = malloc(n.cap * sizeof(*n.vals));
+	if (!n.keys || !n.vals) {
+		map64_free(&n);
+		return false;
+	}
+	memset(n.keys, 0xff, n.cap * sizeof(*n.keys));
+	for (size_t i = 0; i < m->cap; i++) {
+		if (m->keys[i] == CACHE_EMPTY)
+			continue;
+		size_t j = map64_slot(&n, m->keys[i]);
+
+		while (n.keys[j] != CACHE_EMPTY)
+			j = (j + 1) & (n.cap - 1);
+		n.keys[j] = m->keys[i];
+		n.vals[j] = m->vals[i];
+		n.n++;
+	}
+	map64_free(m);
+	*m = n;
+	return true;
+}
+
+/* A cache: losing an entry is always fine, so failure to grow just forgets. */
+static void map64_put(struct map64 *m, uint64_t k, uint64_t v)
+{
+	uint64_t *p = map64_get(m, k);
+
+	if (p) {
+		*p = v;
+		return;
+	}
+	if (m->n >= CACHE_MAX_ENTRIES) {
+		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
+		m->n = 0;
+	}
+	if ((m->n + 1) * 2 > m->cap && !map64_grow(m))
+		return;
+	size_t i = map64_slot(m, k);
+
+	while (m->keys[i] != CACHE_EMPTY)
+		i = (i + 1) & (m->cap - 1);
+	m->keys[i] = k;
+	m->vals[i] = v;
+	m->n++;
+}
+
+static void map64_del(struct map64 *m, uint64_t k)
+{
+	size_t i, j;
+
+	if (!m->cap)
+		return;
+	for (i = map64_slot(m, k); m->keys[i] != k; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == CACHE_EMPTY)
+			return;
+	/* Backward shift: pull later entries of the run into the hole when they may. */
+	for (j = (i + 1) & (m->cap - 1); m->keys[j] != CACHE_EMPTY; j = (j + 1) & (m->cap - 1)) {
+		size_t home = map64_slot(m, m->keys[j]);
+
+		if (((j - home) & (m->cap - 1)) >= ((j - i) & (m->cap - 1))) {
+			m->keys[i] = m->keys[j];
+			m->vals[i] = m->vals[j];
+			i = j;
+		}
+	}
+	m->keys[i] = CACHE_EMPTY;
+	m->n--;
+}
+
+static void map64_clear(struct map64 *m)
+{
+	if (m->cap)
+		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
+	m->n = 0;
+}
+
+/* ---- structures -------------------------------------------------------------------- */
+
+struct pool;
+struct thin_c;
+
+/* A thin device open in a pool (one per id, shared by the tables that name it). */
+struct thin_dev {
+	struct thin_dev *next;
+	uint64_t id;
+	unsigned refs;
+	uint32_t snapshotted_time;
+	struct map64 cache; /* vblock -> mapping value, or CACHE_UNMAPPED */
+};
+
+enum tio_state {
+	TS_MAPPED,     /* remapped onto the data device */
+	TS_DONE,       /* completed by the target (io_engine_complete) */
+	TS_DEFERRED,   /* on the worker's list or a cell's */
+	TS_PROV_WRITE, /* the write into a newly provisioned block */
+	TS_DISCARD,    /* a passdown of a discarded block */
+	TS_WAIT_COMMIT,
+};
+
+struct prov;
+
+/* Per request (dm_per_io_data). */
+struct thin_io {
+	struct thin_c *tc;
+	struct io_req *req;
+	struct thin_io *next;
+	uint64_t voff; /* byte offset in the thin device */
+	uint64_t vblock;
+	enum tio_state state;
+	struct prov *prov;
+	struct cell *cell;   /* held */
+	uint64_t data_block; /* provisioned or discarded block */
+};
+
+struct cell {
+	struct cell *next;
+	uint64_t dev, vblock;
+	struct thin_io *waiters, **waiters_tail;
+};
+
+/* The preparation of a newly provisioned block (zeroes or copies around the write). */
+struct prov {
+	struct thin_io *tio;
+	unsigned pending;
+	int error;
+	struct dm_copy copy[2];
+	struct io_req zero[2];
+};
+
+struct meta_dev {
+	struct bdev *bd;
+	unsigned refs;
+};
+
+struct pool_c {
+	struct pool *pool;
+	struct dm_target *ti;
+	struct dm_lower *metadata, *data;
+	struct meta_dev *meta;
+	struct pool_features pf; /* as the table asked */
+	uint64_t low_water_blocks;
+};
+
+struct pool {
+	struct pool *next;
+	struct dm_dev *pool_md;
+	struct io_engine *e;
+	unsigned refs;
+	struct meta_dev *meta;
+	struct thin_md *pmd;
+	struct pool_c *pt; /* bound: the live table's (or the first) */
+	struct pool_features pf;
+	enum pool_mode mode;
+	bool needs_check, suspended, dirty, low_water_said;
+	uint32_t sectors_per_block;
+	uint64_t block_bytes;
+	int block_shift; /* -1 when the block size is not a power of two */
+	uint32_t time;   /* the metadata's current time */
+	uint64_t last_commit_ns;
+	struct thin_dev *devs;
+	struct cell *cells[CELL_BUCKETS];
+	unsigned ncells;
+	struct thin_io *deferred, **deferred_tail;
+	struct thin_io *retry, **retry_tail; /* out of data space */
+	struct thin_io *flush_waiters, **flush_tail;
+	struct io_work worker;
+};
+
+struct thin_c {
+	struct pool *pool;
+	struct dm_target *ti;
+	struct dm_lower *pool_dev, *origin;
+	uint64_t dev_id;
+	uint64_t origin_bytes;
+	struct thin_dev *td;
+};
+
+static struct pool *pools;
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t block_of(const struct pool *p, uint64_t off)
+{
+	return p->block_shift >= 0 ? off >> p->block_shift : off / p->block_bytes;
+}
+
+static const char *pool_name(const struct pool *p)
+{
+	return dm_name(p->pool_md);
+}
+
+/* ---- lists -------------------------------------------------------------------------- */
+
+static void tio_list_add(struct thin_io ***tail, struct thin_io *t)
+{
+	t->next = NULL;
+	**tail = t;
+	*tail = &t->next;
+}
+
+static struct thin_io *tio_list_take(struct thin_io **head, struct thin_io ***tail)
+{
+	struct thin_io *l = *head;
+
+	*head = NULL;
+	*tail = head;
+	return l;
+}
+
+static void kick_worker(struct pool *p)
+{
+	io_engine_queue_work(p->e, &p->worker);
+}
+
+static void defer(struct pool *p, struct thin_io *t)
+{
+	t->state = TS_DEFERRED;
+	tio_list_add(&p->deferred_tail, t);
+	kick_worker(p);
+}
+
+static void complete_tio(struct thin_io *t, int error)
+{
+	t->state = TS_DONE;
+	io_engine_complete(t->tc->pool->e, t->req, error);
+}
+
+/* ---- cells ------------------------------------------------------------------------- */
+
+static unsigned cell_bucket(uint64_t dev, uint64_t vblock)
+{
+	return (unsigned)(((dev * 0x9e3779b97f4a7c15ull) ^ (vblock * 0xc2b2ae3d27d4eb4full)) >>
+	                  56) %
+	       CELL_BUCKETS;
+}
+
+static struct cell *cell_find(struct pool *p, uint64_t dev, uint64_t vblock)
+{
+	for (struct cell *c = p->cells[cell_bucket(dev, vblock)]; c; c = c->next)
+		if (c->dev == dev && c->vblock == vblock)
+			return c;
+	return NULL;
+}
+
+/* The block is busy from here: its cache entry goes, so everything for it is deferred. */
+static int cell_take(struct pool *p, struct thin_io *t)
+{
+	struct cell *c = calloc(1, sizeof(*c));
+	unsigned b = cell_bucket(t->tc->dev_id, t->vblock);
+
+	if (!c)
+		return -ENOMEM;
+	c->dev = t->tc->dev_id;
+	c->vblock = t->vblock;
+	c->waiters_tail = &c->waiters;
+	c->next = p->cells[b];
+	p->cells[b] = c;
+	p->ncells++;
+	t->cell = c;
+	map64_del(&t->tc->td->cache, t->vblock);
+	return 0;
+}
+
+static void cell_release(struct pool *p, struct thin_io *t)
+{
+	struct cell *c = t->cell, **pp;
+
+	if (!c)
+		return;
+	t->cell = NULL;
+	for (pp = &p->cells[cell_bucket(c->dev, c->vblock)]; *pp != c; pp = &(*pp)->next)
+		;
+	*pp = c->next;
+	p->ncells--;
+	/* The waiters go first, in their order, before anything deferred since. */
+	if (c->waiters) {
+		*c->waiters_tail = p->deferred;
+		if (!p->deferred)
+			p->deferred_tail = c->waiters_tail;
+		p->deferred = c->waiters;
+		kick_worker(p);
+	}
+	free(c);
+}
+
+/* ---- metadata helpers ---------------------------------------------------------------- */
+
+static uint64_t meta_reserve(uint64_t nr_blocks)
+{
+	return MIN(4096u, nr_blocks / 10);
+}
+
+static uint64_t meta_threshold(uint64_t nr_blocks)
+{
+	return MIN(1024u, nr_blocks / 4);
+}
+
+static void clear_caches(struct pool *p)
+{
+	for (struct thin_dev *td = p->devs; td; td = td->next)
+		map64_clear(&td->cache);
+}
+
+static const char *mode_name(enum pool_mode m)
+{
+	static const char *const names[] = {"write", "out-of-data-space", "out-of-metadata-space",
+	                                    "read-only", "fail"};
+	return names[m];
+}
+
+static void set_mode(struct pool *p, enum pool_mode m)
+{
+	if (p->mode == m)
+		return;
+	if (m != PM_WRITE || p->mode != PM_OUT_OF_DATA_SPACE)
+		ulvm_warn("thin-pool %s: switching pool to %s mode", pool_name(p), mode_name(m));
+	p->mode = m;
+}
+
+/* A metadata operation failed: the open transaction is abandoned (the metadata reopened
+ * read-only at its last commit) and the pool turns read-only, needing a check. */
+static void metadata_failed(struct pool *p, const char *op, int r)
+{
+	struct thin_md_options o = {.read_only = true};
+	struct thin_md *md;
+
+	ulvm_log(ULVM_LOG_ERROR, "thin-pool %s: metadata operation '%s' failed: error = %d (%s)",
+	         pool_name(p), op, r, ulvm_last_error() ? ulvm_last_error() : "");
+	if (p->mode >= PM_READ_ONLY)
+		return;
+	p->needs_check = true;
+	thin_md_close(p->pmd);
+	p->pmd = NULL;
+	p->dirty = false;
+	clear_caches(p);
+	if (thin_md_open(p->meta->bd, &o, &md)) {
+		set_mode(p, PM_FAIL);
+		return;
+	}
+	p->pmd = md;
+	set_mode(p, PM_READ_ONLY);
+}
+
+static bool metadata_nearly_full(struct pool *p)
+{
+	struct thin_sb_info si;
+
+	thin_md_get_sb(p->pmd, &si);
+	return si.meta_nr_allocated + meta_reserve(si.meta_nr_blocks) >= si.meta_nr_blocks;
+}
+
+/* Data first (no committed mapping may point to data that is not durable), then metadata. */
+static int pool_commit(struct pool *p, bool flush_data)
+{
+	int r;
+
+	if (p->mode >= PM_READ_ONLY)
+		return p->mode == PM_FAIL ? -EIO : 0;
+	if (!p->dirty && !flush_data)
+		return 0;
+	if (!p->pt) /* between a removed table and the resume of the next */
+		return -EIO;
+	if ((r = dm_lower_flush_sync(p->pt->data)))
+		return r;
+	if (!p->dirty)
+		return 0;
+	if ((r = thin_md_commit(p->pmd))) {
+		metadata_failed(p, "commit", r);
+		return r;
+	}
+	p->dirty = false;
+	p->last_commit_ns = now_ns();
+	if (p->mode == PM_WRITE && metadata_nearly_full(p))
+		set_mode(p, PM_OUT_OF_METADATA_SPACE);
+	return 0;
+}
+
+static void commit_if_due(struct pool *p)
+{
+	if (p->dirty && now_ns() - p->last_commit_ns >= COMMIT_PERIOD_NS)
+		pool_commit(p, false);
+}
+
+static void refresh_time(struct pool *p)
+{
+	struct thin_sb_info si;
+
+	thin_md_get_sb(p->pmd, &si);
+	p->time = si.time;
+}
+
+/* ---- the pool's objects ------------------------------------------------------------ */
+
+static void meta_put(struct meta_dev *m)
+{
+	if (m && !--m->refs) {
+		bdev_close(m->bd);
+		free(m);
+	}
+}
+
+static struct thin_dev *thin_dev_get(struct pool *p, uint64_t id)
+{
+	struct thin_device_info info;
+	struct thin_dev *td;
+
+	for (td = p->devs; td; td = td->next)
+		if (td->id == id) {
+			td->refs++;
+			return td;
+		}
+	if (thin_md_device_info(p->pmd, id, &info))
+		return NULL;
+	td = calloc(1, sizeof(*td));
+	if (!td) {
+		ulvm_error(-ENOMEM, "out of memory");
+		return NULL;
+	}
+	td->id = id;
+	td->refs = 1;
+	td->snapshotted_time = info.snapshotted_time;
+	td->next = p->devs;
+	p->devs = td;
+	return td;
+}
+
+static void thin_dev_put(struct pool *p, struct thin_dev *td)
+{
+	if (--td->refs)
+		return;
+	for (struct thin_dev **pp = &p->devs; *pp; pp = &(*pp)->next)
+		if (*pp == td) {
+			*pp = td->next;
+			break;
+		}
+	map64_free(&td->cache);
+	free(td);
+}
+
+static struct thin_dev *thin_dev_find(struct pool *p, uint64_t id)
+{
+	for (struct thin_dev *td = p->devs; td; td = td->next)
+		if (td->id == id)
+			return td;
+	return NULL;
+}
+
+static void pool_worker(struct io_work *w);
+
+static void pool_put(struct pool *p)
+{
+	if (--p->refs)
+		return;
+	pthread_mutex_lock(&pools_lock);
+	for (struct pool **pp = &pools; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	pthread_mutex_unlock(&pools_lock);
+	io_engine_cancel_work(p->e, &p->worker);
+	if (p->pmd && p->dirty && p->mode < PM_READ_ONLY && thin_md_commit(p->pmd))
+		ulvm_log(ULVM_LOG_ERROR, "thin-pool: final commit failed: %s", ulvm_last_error());
+	thin_md_close(p->pmd);
+	meta_put(p->meta);
+	while (p->devs) {
+		struct thin_dev *td = p->devs;
+		p->devs = td->next;
+		map64_free(&td->cache);
+		free(td);
+	}
+	free(p);
+}
+
+static bool block_zero(struct bdev *bd)
+{
+	uint8_t *b = bdev_alloc_buffer(4096);
+	bool zero = false;
+
+	if (b && !bdev_read(bd, b, 4096, 0)) {
+		zero = true;
+		for (unsigned i = 0; i < 4096 && zero; i++)
+			zero = !b[i];
+	}
+	free(b);
+	return zero;
+}
+
+/* Open the pool's metadata, formatting an all-zero device as the kernel does. */
+static int pool_open_metadata(struct pool *p, struct pool_c *pt, uint64_t nr_data_blocks)
+{
+	struct thin_md_options o = {.read_only = pt->pf.read_only};
+	struct thin_sb_info si;
+	int r;
+
+	if (pt->meta->bd->size < 4096)
+		return ulvm_error(-EINVAL, "metadata device %s is smaller than one block",
+		                  pt->metadata->name);
+	if (block_zero(pt->meta->bd)) {
+		if (pt->pf.read_only)
+			return ulvm_error(-EINVAL,
+			                  "metadata device %s is empty and the pool read-only: "
+			                  "nothing to format it",
+			                  pt->metadata->name);
+		r = thin_md_format(pt->meta->bd, p->sectors_per_block, nr_data_blocks, NULL,
+		                   &p->pmd);
+	} else {
+		r = thin_md_open(pt->meta->bd, &o, &p->pmd);
+		if (r == -EUCLEAN) { /* needs_check: loads, read-only, until repaired */
+			o.read_only = true;
+			r = thin_md_open(pt->meta->bd, &o, &p->pmd);
+			p->needs_check = true;
+			if (!r)
+				ulvm_warn("thin-pool %s: metadata needs checking: the pool stays "
+				          "read-only until repaired",
+				          pool_name(p));
+		}
+	}
+	if (r)
+		return r;
+	thin_md_get_sb(p->pmd, &si);
+	if (si.data_block_size != p->sectors_per_block) {
+		thin_md_close(p->pmd);
+		p->pmd = NULL;
+		return ulvm_error(-EINVAL,
+		                  "changing the data block size (from %u to %u) is not supported",
+		                  si.data_block_size, p->sectors_per_block);
+	}
+	p->time = si.time;
+	p->mode = o.read_only ? PM_READ_ONLY : PM_WRITE;
+	p->meta = pt->meta;
+	pt->meta->refs++;
+	p->last_commit_ns = now_ns();
+	return 0;
+}
+
+/* ---- the pool target --------------------------------------------------------------- */
+
+static int parse_features(struct pool_features *pf, unsigned argc, char **argv)
+{
+	uint64_t n;
+	int r;
+
+	*pf = (struct pool_features){
+	    .zero_new_blocks = true, .discard_enabled = true, .discard_passdown = true};
+	if (!argc)
+		return 0;
+	if ((r = dm_arg_u64("number of pool feature arguments", argv[0], 4, &n)))
+		return r;
+	if (n != argc - 1)
+		return ulvm_error(-EINVAL, "%" PRIu64 " pool feature arguments announced, %u given",
+		                  n, argc - 1);
+	for (unsigned i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcasecmp(a, "skip_block_zeroing"))
+			pf->zero_new_blocks = false;
+		else if (!strcasecmp(a, "ignore_discard"))
+			pf->discard_enabled = false;
+		else if (!strcasecmp(a, "no_discard_passdown"))
+			pf->discard_passdown = false;
+		else if (!strcasecmp(a, "read_only"))
+			pf->read_only = true;
+		else if (!strcasecmp(a, "error_if_no_space"))
+			pf->error_if_no_space = true;
+		else
+			return ulvm_error(-EINVAL, "unrecognised pool feature requested: %s", a);
+	}
+	return 0;
+}
+
+static struct pool *pool_find(struct dm_dev *md)
+{
+	struct pool *p;
+
+	pthread_mutex_lock(&pools_lock);
+	for (p = pools; p && p->pool_md != md; p = p->next)
+		;
+	pthread_mutex_unlock(&pools_lock);
+	return p;
+}
+
+static int pool_ctr(struct dm_target *ti, unsigned argc, char **argv)
+{
+	struct pool_features pf;
+	struct pool_c *pt;
+	struct pool *p;
+	struct bdev *mbd;
+	uint64_t spb, lwm, moff;
+	int r;
+
+	if (argc < 4)
+		return ulvm_error(-EINVAL,
+		                  "expected <metadata dev> <data dev> <data block size> <low water "
+		                  "mark> [<#features> <feature>...], got %u arguments",
+		                  argc);
+	if ((r = parse_features(&pf, argc - 4, argv + 4)))
+		return r;
+	if ((r = dm_arg_u64("data block size", argv[2], UINT32_MAX, &spb)))
+		return r;
+	if (spb < THIN_MIN_DATA_BLOCK_SIZE || spb > THIN_MAX_DATA_BLOCK_SIZE ||
+	    spb % THIN_MIN_DATA_BLOCK_SIZE)
+		return ulvm_error(-EINVAL,
+		                  "invalid block size %" PRIu64
+		                  ": a multiple of 128 sectors from 128 to 2097152",
+		                  spb);
+	if ((r = dm_arg_u64("low water mark", argv[3], UINT64_MAX, &lwm)))
+		return r;
+	pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		return ulvm_error(-ENOMEM, "out of memory");
+	pt->ti = ti;
+	pt->pf = pf;
+	pt->low_water_blocks = lwm;
+	if ((r = dm_get_lower(ti, argv[0], &pt->metadata)) ||
+	    (r = dm_get_lower(ti, argv[1], &pt->data)))
+		goto fail;
+	if (pt->data->size >> SECTOR_SHIFT < ti->len) {
+		r = ulvm_error(-EINVAL,
+		               "data device %s (%" PRIu64
+		               " sectors) is smaller than the target (%" PRIu64 " sectors)",
+		               pt->data->name, pt->data->size >> SECTOR_SHIFT, ti->len);
+		goto fail;
+	}
+	if ((r = dm_lower_resolve(pt->metadata, &mbd, &moff)))
+		goto fail;
+	pt->meta = calloc(1, sizeof(*pt->meta));
+	if (!pt->meta) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	pt->meta->refs = 1;
+	if ((r = bdev_open_slice(mbd->path, pf.read_only ? BDEV_RDONLY : 0, moff,
+	                         pt->metadata->size, &pt->meta->bd)))
+		goto fail;
+	p = pool_find(ti->table->md);
+	if (p) {
+		if (p->meta->bd->dev != pt->meta->bd->dev || p->meta->bd->base != moff) {
+			r = ulvm_error(-EINVAL,
+			               "%s already has a pool with another metadata device than %s",
+			               dm_name(ti->table->md), pt->metadata->name);
+			goto fail;
+		}
+		if (p->sectors_per_block != spb) {
+			r = ulvm_error(-EINVAL,
+			               "changing the data block size (from %u to %" PRIu64
+			               ") is not supported",
+			               p->sectors_per_block, spb);
+			goto fail;
+		}
+		p->refs++;
+	} else {
+		p = calloc(1, sizeof(*p));
+		if (!p) {
+			r = ulvm_error(-ENOMEM, "out of memory");
+			goto fail;
+		}
+		p->pool_md = ti->table->md;
+		p->e = dm_target_engine(ti);
+		p->refs = 1;
+		p->sectors_per_block = (uint32_t)spb;
+		p->block_bytes = spb << SECTOR_SHIFT;
+		p->block_shift =
+		    (p->block_bytes & (p->block_bytes - 1)) ? -1 : __builtin_ctzll(p->block_bytes);
+		p->deferred_tail = &p->deferred;
+		p->retry_tail = &p->retry;
+		p->flush_tail = &p->flush_waiters;
+		p->worker.fn = pool_worker;
+		p->pf = pf;
+		p->pt = pt;
+		if ((r = pool_open_metadata(p, pt, ti->len / spb))) {
+			free(p);
+			goto fail;
+		}
+		pthread_mutex_lock(&pools_lock);
+		p->next = pools;
+		pools = p;
+		pthread_mutex_unlock(&pools_lock);
+	}
+	pt->pool = p;
+	ti->private = pt;
+	return 0;
+fail:
+	if (pt->meta)
+		meta_put(pt->meta);
+	free(pt);
+	return r;
+}
+
+static void pool_dtr(struct dm_target *ti)
+{
+	struct pool_c *pt = ti->private;
+	struct pool *p = pt->pool;
+
+	if (p->pt == pt) {
+		/* The table goes (the device is removed, or its load replaced before use). */
+		pool_commit(p, false);
+		p->pt = NULL;
+	}
+	meta_put(pt->meta);
+	free(pt);
+	/* Another table of the same pool may still be loaded: it binds at its resume. */
+	pool_put(p);
+}
+
+static enum dm_map_result pool_map(struct dm_target *ti, struct io_req *req,
+                                   struct dm_lower **lower)
+{
+	struct pool_c *pt = ti->private;
+
+	(void)req; /* thin I/O arrives at data-device offsets already */
+	*lower = pt->data;
+	return DM_MAPIO_REMAPPED;
+}
+
+static void requeue_retry(struct pool *p)
+{
+	struct thin_io *l = tio_list_take(&p->retry, &p->retry_tail);
+
+	while (l) {
+		struct thin_io *n = l->next;
+		defer(p, l);
+		l = n;
+	}
+}
+
+/* Take the table's data size and metadata device in, at its resume (pool_preresume). */
+static int pool_bind(struct pool *p, struct pool_c *pt, struct dm_target *ti)
+{
+	struct thin_sb_info si;
+	uint64_t nr = ti->len / p->sectors_per_block, mnr;
+	int r;
+
+	if (p->mode >= PM_READ_ONLY || !p->pmd)
+		goto bound;
+	if (pt->pf.read_only) {
+		if ((r = pool_commit(p, true)))
+			return r;
+		set_mode(p, PM_READ_ONLY);
+		goto bound;
+	}
+	/* A grown metadata device: reopen the metadata on it, then extend its space map. */
+	if (pt->meta != p->meta && pt->meta->bd->size > p->meta->bd->size) {
+		struct thin_md *md;
+
+		if ((r = pool_commit(p, true)))
+			return r;
+		if ((r = thin_md_open(pt->meta->bd, NULL, &md)))
+			return r;
+		thin_md_close(p->pmd);
+		p->pmd = md;
+		meta_put(p->meta);
+		p->meta = pt->meta;
+		p->meta->refs++;
+	}
+	thin_md_get_sb(p->pmd, &si);
+	mnr = MIN(pt->meta->bd->size / 4096, (uint64_t)4161600);
+	if (mnr > si.meta_nr_blocks) {
+		if ((r = thin_md_resize_metadata(p->pmd, mnr))) {
+			metadata_failed(p, "resize metadata", r);
+			return r;
+		}
+		p->dirty = true;
+		if (p->mode == PM_OUT_OF_METADATA_SPACE)
+			set_mode(p, PM_WRITE);
+	}
+	if (nr < si.data_nr_blocks)
+		return ulvm_error(-EINVAL,
+		                  "pool target (%" PRIu64 " blocks) too small: expected %" PRIu64,
+		                  nr, si.data_nr_blocks);
+	if (nr > si.data_nr_blocks) {
+		if ((r = thin_md_resize_data(p->pmd, nr))) {
+			metadata_failed(p, "resize data", r);
+			return r;
+		}
+		p->dirty = true;
+		p->low_water_said = false;
+		if (p->mode == PM_OUT_OF_DATA_SPACE)
+			set_mode(p, PM_WRITE);
+	}
+	if ((r = pool_commit(p, false)))
+		return r;
+bound:
+	p->pt = pt;
+	p->pf = pt->pf;
+	return 0;
+}
+
+static int pool_preresume(struct dm_target *ti)
+{
+	struct pool_c *pt = ti->private;
+
+	return pool_bind(pt->pool, pt, ti);
+}
+
+static void pool_resume(struct dm_target *ti)
+{
+	struct pool_c *pt = ti->private;
+	struct pool *p = pt->pool;
+
+	p->suspended = false;
+	if (p->mode == PM_WRITE)
+		requeue_retry(p);
+	kick_worker(p);
+}
+
+static void pool_postsuspend(struct dm_target *ti)
+{
+	struct pool_c *pt = ti->private;
+	struct pool *p = pt->pool;
+
+	p->suspended = true;
+	if (p->pt == pt)
+		pool_commit(p, false);
+}
+
+static void emit_features(const struct pool_features *pf, struct strbuf *out)
+{
+	unsigned n = !pf->zero_new_blocks + !pf->discard_enabled + !pf->discard_passdown +
+	             pf->read_only + pf->error_if_no_space;
+
+	sb_printf(out, " %u", n);
+	if (!pf->zero_new_blocks)
+		sb_printf(out, " skip_block_zeroing");
+	if (!pf->discard_enabled)
+		sb_printf(out, " ignore_discard");
+	if (!pf->discard_passdown)
+		sb_printf(out, " no_discard_passdown");
+	if (pf->read_only)
+		sb_printf(out, " read_only");
+	if (pf->error_if_no_space)
+		sb_printf(out, " error_if_no_space");
+}
+
+static void pool_status(struct dm_target *ti, enum dm_status_type type, struct strbuf *out)
+{
+	struct pool_c *pt = ti->private;
+	struct pool *p = pt->pool;
+	struct thin_sb_info si;
+
+	if (type == DM_STATUS_TABLE) {
+		sb_printf(out, "%s %s %u %" PRIu64, pt->metadata->name, pt->data->name,
+		          p->sectors_per_block, pt->low_water_blocks);
+		emit_features(&pt->pf, out);
+		return;
+	}
+	if (p->mode == PM_FAIL || !p->pmd) {
+		sb_printf(out, "Fail");
+		return;
+	}
+	thin_md_get_sb(p->pmd, &si);
+	sb_printf(out, "%" PRIu64 " %" PRIu64 "/%" PRIu64 " %" PRIu64 "/%" PRIu64 " ", si.trans_id,
+	          MIN(si.meta_nr_allocated + meta_reserve(si.meta_nr_blocks), si.meta_nr_blocks),
+	          si.meta_nr_blocks, si.data_nr_allocated, si.data_nr_blocks);
+	if (si.held_root)
+		sb_printf(out, "%" PRIu64 " ", si.held_root);
+	else
+		sb_printf(out, "- ");
+	if (p->mode == PM_OUT_OF_DATA_SPACE)
+		sb_printf(out, "out_of_data_space ");
+	else if (p->mode != PM_WRITE)
+		sb_printf(out, "ro ");
+	else
+		sb_printf(out, "rw ");
+	if (!p->pf.discard_enabled)
+		sb_printf(out, "ignore_discard ");
+	else if (p->pf.discard_passdown)
+		sb_printf(out, "discard_passdown ");
+	else
+		sb_printf(out, "no_discard_passdown ");
+	sb_printf(out, "%s ", p->pf.error_if_no_space ? "error_if_no_space" : "queue_if_no_space");
+	sb_printf(out, "%s ",
+	          p->needs_check || (si.flags & THIN_FLAG_NEEDS_CHECK) ? "needs_check" : "-");
+	sb_printf(out, "%" PRIu64, meta_threshold(si.meta_nr_blocks));
+}
+
+static int pool_iterate_devices(struct dm_target *ti, dm_iterate_devices_fn fn, void *data)
+{
+	struct pool_c *pt = ti->private;
+
+	return fn(ti, pt->data, 0, ti->len, data);
+}
+
+/* ---- messages ---------------------------------------------------------------------- */
+
+static int read_dev_id(const char *arg, uint64_t *id)
+{
+	if (dm_arg_u64("device id", arg, UINT64_MAX, id) || *id > THIN_MAX_DEV_ID)
+		return ulvm_error(-EINVAL, "message received with invalid device id: %s", arg);
+	return 0;
+}
+
+static int pool_message(struct dm_target *ti, unsigned argc, char **argv, struct strbuf *result)
+{
+	struct pool_c *pt = ti->private;
+	struct pool *p = pt->pool;
+	uint64_t a, b;
+	int r;
+
+	(void)result;
+	if (p->mode >= PM_OUT_OF_METADATA_SPACE || !p->pmd)
+		return ulvm_error(-EOPNOTSUPP,
+		                  "thin-pool %s: unable to service pool target messages "
+		                  "in READ_ONLY or FAIL mode",
+		                  pool_name(p));
+#define NARGS(n)                                                                                   \
+	do {                                                                                       \
+		if (argc != (n))                                                                   \
+			return ulvm_error(-EINVAL,                                                 \
+			                  "wrong number of arguments to message '%s': %u, "        \
+			                  "expected %u",                                           \
+			                  argv[0], argc - 1, (n)-1);                               \
+	} while (0)
+	if (!strcasecmp(argv[0], "create_thin")) {
+		NARGS(2);
+		if ((r = read_dev_id(argv[1], &a)))
+			return r;
+		r = thin_md_create_thin(p->pmd, a);
+	} else if (!strcasecmp(argv[0], "create_snap")) {
+		NARGS(3);
+		if ((r = read_dev_id(argv[1], &a)) || (r = read_dev_id(argv[2], &b)))
+			return r;
+		r = thin_md_create_snap(p->pmd, a, b);
+		if (!r) {
+			struct thin_dev *origin = thin_dev_find(p, b);
+			struct thin_device_info info;
+
+			refresh_time(p);
+			if (origin && !thin_md_device_info(p->pmd, b, &info))
+				origin->snapshotted_time = info.snapshotted_time;
+		}
+	} else if (!strcasecmp(argv[0], "delete")) {
+		NARGS(2);
+		if ((r = read_dev_id(argv[1], &a)))
+			return r;
+		if (thin_dev_find(p, a))
+			return ulvm_error(-EBUSY,
+			                  "thin device %" PRIu64 " is open: cannot delete it", a);
+		r = thin_md_delete(p->pmd, a);
+	} else if (!strcasecmp(argv[0], "set_transaction_id")) {
+		NARGS(3);
+		if (dm_arg_u64("current transaction id", argv[1], UINT64_MAX, &a))
+			return ulvm_error(-EINVAL, "set_transaction_id message: unrecognised id %s",
+			                  argv[1]);
+		if (dm_arg_u64("new transaction id", argv[2], UINT64_MAX, &b))
+			return ulvm_error(
+			    -EINVAL, "set_transaction_id message: unrecognised new id %s", argv[2]);
+		r = thin_md_set_transaction_id(p->pmd, a, b);
+	} else if (!strcasecmp(argv[0], "reserve_metadata_snap")) {
+		NARGS(1);
+		if ((r = dm_lower_flush_sync(pt->data)))
+			return r;
+		r = thin_md_reserve_metadata_snap(p->pmd);
+	} else if (!strcasecmp(argv[0], "release_metadata_snap")) {
+		NARGS(1);
+		r = thin_md_release_metadata_snap(p->pmd);
+	} else {
+		return ulvm_error(-EINVAL, "unrecognised thin pool target message received: %s",
+		                  argv[0]);
+	}
+#undef NARGS
+	if (r)
+		return r;
+	p->dirty = true;
+	if ((r = pool_commit(p, true)))
+		return r;
+	return 0;
+}
+
+/* ---- the thin target: the worker ----------------------------------------------------- */
+
+/* The device's mapping of t->vblock: 0 and *v (CACHE_UNMAPPED when unmapped), or -errno. */
+static int lookup(struct pool *p, struct thin_c *tc, uint64_t vblock, uint64_t *v)
+{
+	uint64_t *c = map64_get(&tc->td->cache, vblock), b;
+	uint32_t time;
+	int r;
+
+	if (c) {
+		*v = *c;
+		return 0;
+	}
+	r = thin_md_lookup(p->pmd, tc->dev_id, vblock, &b, &time);
+	if (r == -ENODATA) {
+		*v = CACHE_UNMAPPED;
+	} else if (r) {
+		return r;
+	} else {
+		*v = thin_pack_mapping(b, time);
+	}
+	map64_put(&tc->td->cache, vblock, *v);
+	return 0;
+}
+
+static inline bool is_shared(const struct thin_dev *td, uint64_t v)
+{
+	return thin_mapping_time(v) < td->snapshotted_time;
+}
+
+static void remap_to_block(struct thin_io *t, uint64_t data_block, enum tio_state st)
+{
+	struct pool *p = t->tc->pool;
+
+	t->state = st;
+	t->req->offset = data_block * p->block_bytes + (t->voff - t->vblock * p->block_bytes);
+	dm_remap_submit(t->tc->ti, t->req, t->tc->pool_dev);
+}
+
+static void zero_fill(struct thin_io *t)
+{
+	if (t->req->op == IO_OP_READ)
+		memset(t->req->buf, 0, t->req->len);
+	complete_tio(t, 0);
+}
+
+static void prov_step_done(struct thin_io *t, int r);
+
+static void prov_copy_done(struct dm_copy *c, int r)
+{
+	struct thin_io *t = c->private;
+
+	free(c->buf);
+	c->buf = NULL;
+	prov_step_done(t, r);
+}
+
+static void prov_zero_done(struct io_req *req, int r)
+{
+	prov_step_done(req->private, r);
+}
+
+/* Free a provisioned block that will not be mapped. */
+static void unprovision(struct pool *p, struct thin_io *t)
+{
+	if (p->pmd && p->mode < PM_READ_ONLY) {
+		int r = thin_md_data_dec(p->pmd, t->data_block);
+
+		if (r)
+			metadata_failed(p, "free data block", r);
+		else
+			p->dirty = true;
+	}
+}
+
+static void prov_step_done(struct thin_io *t, int r)
+{
+	struct prov *pv = t->prov;
+	struct pool *p = t->tc->pool;
+
+	if (r && !pv->error)
+		pv->error = r;
+	if (--pv->pending)
+		return;
+	r = pv->error;
+	free(pv);
+	t->prov = NULL;
+	if (r) {
+		unprovision(p, t);
+		cell_release(p, t);
+		complete_tio(t, r);
+		return;
+	}
+	remap_to_block(t, t->data_block, TS_PROV_WRITE);
+}
+
+/* Fill [off, off + len) of the new block (block-relative bytes) from `src` at `src_off`, or
+ * with zeroes when src is NULL. */
+static void prov_fill(struct thin_io *t, unsigned k, struct dm_lower *src, uint64_t src_off,
+                      uint64_t off, uint64_t len)
+{
+	struct pool *p = t->tc->pool;
+	struct prov *pv = t->prov;
+	uint64_t dst = t->data_block * p->block_bytes + off;
+
+	pv->pending++;
+	if (!src) {
+		pv->zero[k] = (struct io_req){.op = IO_OP_WRITE_ZEROES,
+		                              .offset = dst,
+		                              .len = len,
+		                              .done = prov_zero_done,
+		                              .private = t};
+		dm_target_submit_io(t->tc->ti, t->tc->pool_dev, &pv->zero[k]);
+		return;
+	}
+	struct dm_copy *c = &pv->copy[k];
+	size_t blen = (size_t)MIN(len, (uint64_t)COPY_BUF_MAX);
+	int r;
+
+	*c = (struct dm_copy){.src = src,
+	                      .dst = t->tc->pool_dev,
+	                      .src_offset = src_off,
+	                      .dst_offset = dst,
+	                      .len = len,
+	                      .buf = bdev_alloc_buffer(blen),
+	                      .buf_len = blen,
+	                      .done = prov_copy_done,
+	                      .private = t};
+	if (!c->buf) {
+		pv->pending--;
+		if (!pv->error)
+			pv->error = -ENOMEM;
+		return;
+	}
+	if ((r = dm_copy_start(t->tc->ti, c))) {
+		free(c->buf);
+		pv->pending--;
+		if (!pv->error)
+			pv->error = r;
+	}
+}
+
+/* Out of data space: queue the request until the pool grows, or fail it. */
+static void no_space(struct pool *p, struct thin_io *t)
+{
+	cell_release(p, t);
+	if (p->mode == PM_WRITE)
+		set_mode(p, PM_OUT_OF_DATA_SPACE);
+	if (p->pf.error_if_no_space) {
+		complete_tio(t, -ENOSPC);
+		return;
+	}
+	t->state = TS_DEFERRED;
+	tio_list_add(&p->retry_tail, t);
+}
+
+/* A write to an unmapped block (old == CACHE_UNMAPPED) or a shared one (old: its mapping). */
+static void provision(struct pool *p, struct thin_io *t, uint64_t old)
+{
+	struct thin_c *tc = t->tc;
+	uint64_t in_block = t->voff - t->vblock * p->block_bytes, end = in_block + t->req->len;
+	struct dm_lower *src = NULL;
+	uint64_t src_base = 0;
+	struct thin_sb_info si;
+	int r;
+
+	if (p->mode != PM_WRITE) {
+		if (p->mode == PM_OUT_OF_DATA_SPACE) {
+			no_space(p, t);
+			return;
+		}
+		complete_tio(t, -EIO);
+		return;
+	}
+	if (metadata_nearly_full(p)) {
+		set_mode(p, PM_OUT_OF_METADATA_SPACE);
+		pool_commit(p, false);
+		complete_tio(t, -EIO);
+		return;
+	}
+	if ((r = cell_take(p, t))) {
+		complete_tio(t, r);
+		return;
+	}
+	r = thin_md_alloc_data_block(p->pmd, &t->data_block);
+	if (r == -ENOSPC) {
+		no_space(p, t);
+		return;
+	}
+	if (r) {
+		metadata_failed(p, "alloc data block", r);
+		cell_release(p, t);
+		complete_tio(t, -EIO);
+		return;
+	}
+	p->dirty = true;
+	thin_md_get_sb(p->pmd, &si);
+	if (!p->low_water_said &&
+	    si.data_nr_blocks - si.data_nr_allocated <= p->pt->low_water_blocks) {
+		p->low_water_said = true;
+		ulvm_warn("thin-pool %s: reached low water mark for data device (%" PRIu64
+		          " free blocks)",
+		          pool_name(p), si.data_nr_blocks - si.data_nr_allocated);
+	}
+	if (old != CACHE_UNMAPPED) {
+		src = tc->pool_dev;
+		src_base = thin_mapping_block(old) * p->block_bytes;
+	} else if (tc->origin && t->vblock * p->block_bytes < tc->origin_bytes) {
+		src = tc->origin;
+		src_base = t->vblock * p->block_bytes;
+	}
+	/* A write of the whole block needs no preparation. */
+	if (in_block == 0 && end == p->block_bytes) {
+		remap_to_block(t, t->data_block, TS_PROV_WRITE);
+		return;
+	}
+	if (!src && !p->pf.zero_new_blocks) {
+		remap_to_block(t, t->data_block, TS_PROV_WRITE);
+		return;
+	}
+	t->prov = calloc(1, sizeof(*t->prov));
+	if (!t->prov) {
+		unprovision(p, t);
+		cell_release(p, t);
+		complete_tio(t, -ENOMEM);
+		return;
+	}
+	t->prov->tio = t;
+	t->prov->pending = 1; /* ours, dropped below */
+	for (unsigned k = 0; k < 2; k++) {
+		uint64_t lo = k ? end : 0, hi = k ? p->block_bytes : in_block;
+
+		if (lo >= hi)
+			continue;
+		/* The external origin may end inside the block: the rest is zeroes. */
+		if (src && src == tc->origin) {
+			uint64_t oend = tc->origin_bytes - src_base;
+
+			if (lo < oend)
+				prov_fill(t, k, src, src_base + lo, lo, MIN(hi, oend) - lo);
+			if (hi > oend && p->pf.zero_new_blocks) {
+				/* seldom: a second piece of zeroes past the origin's end */
+				lo = MAX(lo, oend);
+				struct io_req *z = &t->prov->zero[k];
+				t->prov->pending++;
+				*z = (struct io_req){.op = IO_OP_WRITE_ZEROES,
+				                     .offset = t->data_block * p->block_bytes + lo,
+				                     .len = hi - lo,
+				                     .done = prov_zero_done,
+				                     .private = t};
+				dm_target_submit_io(tc->ti, tc->pool_dev, z);
+			}
+		} else {
+			prov_fill(t, k, src, src_base + lo, lo, hi - lo);
+		}
+	}
+	prov_step_done(t, 0);
+}
+
+static void process_discard(struct pool *p, struct thin_io *t, uint64_t v)
+{
+	struct thin_c *tc = t->tc;
+	uint64_t in_block = t->voff - t->vblock * p->block_bytes;
+	uint32_t count = 1;
+	int r;
+
+	/* Only whole blocks are unmapped (the kernel ignores the partial ones). */
+	if (in_block || t->req->len != p->block_bytes || v == CACHE_UNMAPPED) {
+		complete_tio(t, 0);
+		return;
+	}
+	if (p->mode != PM_WRITE && p->mode != PM_OUT_OF_DATA_SPACE) {
+		complete_tio(t, -EIO);
+		return;
+	}
+	if ((r = thin_md_remove(p->pmd, tc->dev_id, t->vblock))) {
+		metadata_failed(p, "remove mapping", r);
+		complete_tio(t, -EIO);
+		return;
+	}
+	p->dirty = true;
+	map64_put(&tc->td->cache, t->vblock, CACHE_UNMAPPED);
+	t->data_block = thin_mapping_block(v);
+	if (p->pf.discard_passdown && (r = thin_md_data_count(p->pmd, t->data_block, &count))) {
+		metadata_failed(p, "data block count", r);
+		complete_tio(t, -EIO);
+		return;
+	}
+	if (!p->pf.discard_passdown || count) {
+		complete_tio(t, 0);
+		return;
+	}
+	/* Passed down: the block is held (a count of its own) until the discard is done, so
+	 * that it is not allocated again under it, as the kernel does. */
+	if ((r = thin_md_data_inc(p->pmd, t->data_block)) || (r = cell_take(p, t))) {
+		complete_tio(t, r);
+		return;
+	}
+	remap_to_block(t, t->data_block, TS_DISCARD);
+}
+
+static void process_io(struct pool *p, struct thin_io *t)
+{
+	struct thin_c *tc = t->tc;
+	struct io_req *req = t->req;
+	struct cell *c;
+	uint64_t v;
+	int r;
+
+	if (!p->pmd || p->mode == PM_FAIL) {
+		complete_tio(t, -EIO);
+		return;
+	}
+	if (p->ncells && (c = cell_find(p, tc->dev_id, t->vblock))) {
+		t->state = TS_DEFERRED;
+		t->next = NULL;
+		*c->waiters_tail = t;
+		c->waiters_tail = &t->next;
+		return;
+	}
+	if ((r = lookup(p, tc, t->vblock, &v))) {
+		metadata_failed(p, "lookup", r);
+		complete_tio(t, -EIO);
+		return;
+	}
+	switch (req->op) {
+	case IO_OP_READ:
+		if (v != CACHE_UNMAPPED)
+			remap_to_block(t, thin_mapping_block(v), TS_MAPPED);
+		else if (tc->origin && t->voff < tc->origin_bytes) {
+			/* An origin that ends inside the request: zeroes past its end. */
+			uint64_t n = MIN(req->len, tc->origin_bytes - t->voff);
+
+			memset((uint8_t *)req->buf + n, 0, req->len - n);
+			req->len = n;
+			t->state = TS_MAPPED;
+			req->offset = t->voff;
+			dm_remap_submit(tc->ti, req, tc->origin);
+		} else
+			zero_fill(t);
+		return;
+	case IO_OP_WRITE:
+	case IO_OP_WRITE_ZEROES:
+		if (v != CACHE_UNMAPPED && !is_shared(tc->td, v)) {
+			remap_to_block(t, thin_mapping_block(v), TS_MAPPED);
+			return;
+		}
+		/* Zeroes over a whole unmapped block without an origin: it reads zeroes already. */
+		if (req->op == IO_OP_WRITE_ZEROES && v == CACHE_UNMAPPED && !tc->origin &&
+		    !(req->flags & IO_NO_UNMAP) && req->len == p->block_bytes) {
+			complete_tio(t, 0);
+			return;
+		}
+		if (p->mode >= PM_OUT_OF_METADATA_SPACE && v != CACHE_UNMAPPED &&
+		    !is_shared(tc->td, v)) {
+			remap_to_block(t, thin_mapping_block(v), TS_MAPPED);
+			return;
+		}
+		provision(p, t, v);
+		return;
+	case IO_OP_DISCARD:
+		if (!p->pf.discard_enabled) {
+			complete_tio(t, -EOPNOTSUPP);
+			return;
+		}
+		process_discard(p, t, v);
+		return;
+	default:
+		complete_tio(t, -EINVAL);
+	}
+}
+
+static void pool_worker(struct io_work *w)
+{
+	struct pool *p = (struct pool *)((char *)w - offsetof(struct pool, worker));
+	struct thin_io *l, *fl;
+
+	if (p->suspended)
+		return;
+	l = tio_list_take(&p->deferred, &p->deferred_tail);
+	while (l) {
+		struct thin_io *n = l->next;
+		process_io(p, l);
+		l = n;
+	}
+	fl = tio_list_take(&p->flush_waiters, &p->flush_tail);
+	if (fl) {
+		int r = p->pt ? pool_commit(p, true) : -EIO;
+
+		while (fl) {
+			struct thin_io *n = fl->next;
+			complete_tio(fl, r);
+			fl = n;
+		}
+	} else if (p->pt) {
+		commit_if_due(p);
+	}
+}
+
+/* ---- the thin target --------------------------------------------------------------- */
+
+static int thin_ctr(struct dm_target *ti, unsigned argc, char **argv)
+{
+	struct thin_c *tc;
+	struct pool *p;
+	int r;
+
+	if (argc != 2 && argc != 3)
+		return ulvm_error(-EINVAL,
+		                  "expected <pool dev> <dev id> [<external origin dev>], got %u "
+		                  "arguments",
+		                  argc);
+	tc = calloc(1, sizeof(*tc));
+	if (!tc)
+		return ulvm_error(-ENOMEM, "out of memory");
+	tc->ti = ti;
+	if ((r = dm_get_lower(ti, argv[0], &tc->pool_dev)))
+		goto fail;
+	if (!tc->pool_dev->md || !(p = pool_find(tc->pool_dev->md))) {
+		r = ulvm_error(-EINVAL, "couldn't find pool object for %s", argv[0]);
+		goto fail;
+	}
+	if (dm_arg_u64("device id", argv[1], UINT64_MAX, &tc->dev_id) ||
+	    tc->dev_id > THIN_MAX_DEV_ID) {
+		r = ulvm_error(-EINVAL, "invalid device id %s", argv[1]);
+		goto fail;
+	}
+	if (argc == 3) {
+		if ((r = dm_get_lower(ti, argv[2], &tc->origin)))
+			goto fail;
+		if (tc->origin->md && tc->origin->md == ti->table->md) {
+			r = ulvm_error(-EINVAL,
+			               "the external origin cannot be the thin device itself");
+			goto fail;
+		}
+		tc->origin_bytes = tc->origin->size;
+	}
+	if (p->mode == PM_FAIL || !p->pmd) {
+		r = ulvm_error(-EINVAL, "the pool %s is in fail mode", argv[0]);
+		goto fail;
+	}
+	if (!(tc->td = thin_dev_get(p, tc->dev_id))) {
+		r = ulvm_error(-EINVAL, "couldn't open thin internal device %" PRIu64 " in pool %s",
+		               tc->dev_id, argv[0]);
+		goto fail;
+	}
+	tc->pool = p;
+	p->refs++;
+	ti->private = tc;
+	ti->num_flush_bios = 1;
+	return 0;
+fail:
+	free(tc);
+	return r;
+}
+
+static void thin_dtr(struct dm_target *ti)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+
+	thin_dev_put(p, tc->td);
+	free(tc);
+	pool_put(p);
+}
+
+static uint64_t thin_max_io_len(struct dm_target *ti, uint64_t offset)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+
+	return p->block_bytes - (offset - block_of(p, offset) * p->block_bytes);
+}
+
+static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
+                                   struct dm_lower **lower)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+	struct thin_io *t = dm_per_io_data(req);
+
+	t->tc = tc;
+	t->req = req;
+	t->prov = NULL;
+	t->cell = NULL;
+	if (__builtin_expect(req->op == IO_OP_FLUSH, 0)) {
+		t->state = TS_WAIT_COMMIT;
+		tio_list_add(&p->flush_tail, t);
+		kick_worker(p);
+		return DM_MAPIO_SUBMITTED;
+	}
+	t->voff = req->offset;
+	t->vblock = block_of(p, req->offset);
+	/* The fast path: a cached mapping that needs no change. */
+	if (__builtin_expect(req->op == IO_OP_READ || req->op == IO_OP_WRITE, 1) &&
+	    p->mode != PM_FAIL) {
+		uint64_t *c = map64_get(&tc->td->cache, t->vblock);
+
+		if (c && *c != CACHE_UNMAPPED &&
+		    (req->op == IO_OP_READ || !is_shared(tc->td, *c))) {
+			t->state = TS_MAPPED;
+			req->offset = thin_mapping_block(*c) * p->block_bytes +
+			              (t->voff - t->vblock * p->block_bytes);
+			*lower = tc->pool_dev;
+			return DM_MAPIO_REMAPPED;
+		}
+		if (c && req->op == IO_OP_READ && !tc->origin) {
+			zero_fill(t);
+			return DM_MAPIO_SUBMITTED;
+		}
+	}
+	defer(p, t);
+	return DM_MAPIO_SUBMITTED;
+}
+
+static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req, int *error)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+	struct thin_io *t = dm_per_io_data(req);
+	int r;
+
+	switch (t->state) {
+	case TS_PROV_WRITE:
+		if (*error || !p->pmd || p->mode >= PM_READ_ONLY) {
+			unprovision(p, t);
+			cell_release(p, t);
+			if (!*error)
+				*error = -EIO;
+			return DM_ENDIO_DONE;
+		}
+		r = thin_md_insert(p->pmd, tc->dev_id, t->vblock, t->data_block);
+		if (r) {
+			metadata_failed(p, "insert mapping", r);
+			cell_release(p, t);
+			*error = -EIO;
+			return DM_ENDIO_DONE;
+		}
+		p->dirty = true;
+		map64_put(&tc->td->cache, t->vblock, thin_pack_mapping(t->data_block, p->time));
+		cell_release(p, t);
+		break;
+	case TS_DISCARD:
+		if (p->pmd && p->mode < PM_READ_ONLY) {
+			if ((r = thin_md_data_dec(p->pmd, t->data_block)))
+				metadata_failed(p, "free data block", r);
+			p->dirty = true;
+		}
+		cell_release(p, t);
+		/* a device that cannot discard: the block is unmapped all the same */
+		if (*error == -EOPNOTSUPP)
+			*error = 0;
+		break;
+	case TS_MAPPED:
+		break;
+	default: /* TS_DONE */
+		return DM_ENDIO_DONE;
+	}
+	if (!*error && (req->flags & IO_FUA) && p->dirty) {
+		t->state = TS_WAIT_COMMIT;
+		tio_list_add(&p->flush_tail, t);
+		kick_worker(p);
+		return DM_ENDIO_INCOMPLETE;
+	}
+	if (p->dirty && p->pt && now_ns() - p->last_commit_ns >= COMMIT_PERIOD_NS)
+		kick_worker(p);
+	return DM_ENDIO_DONE;
+}
+
+struct highest {
+	uint64_t max;
+	bool any;
+};
+
+static int highest_cb(void *arg, uint64_t vblock, uint64_t data_block, uint32_t time)
+{
+	struct highest *h = arg;
+
+	(void)data_block;
+	(void)time;
+	if (!h->any || vblock > h->max)
+		h->max = vblock;
+	h->any = true;
+	return 0;
+}
+
+static void thin_status(struct dm_target *ti, enum dm_status_type type, struct strbuf *out)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+	struct thin_device_info info;
+	struct highest h = {0, false};
+
+	if (type == DM_STATUS_TABLE) {
+		sb_printf(out, "%s %" PRIu64, tc->pool_dev->name, tc->dev_id);
+		if (tc->origin)
+			sb_printf(out, " %s", tc->origin->name);
+		return;
+	}
+	if (p->mode == PM_FAIL || !p->pmd || thin_md_device_info(p->pmd, tc->dev_id, &info) ||
+	    thin_md_walk_mappings(p->pmd, tc->dev_id, highest_cb, &h)) {
+		sb_printf(out, "Fail");
+		return;
+	}
+	sb_printf(out, "%" PRIu64 " ", info.mapped_blocks * p->sectors_per_block);
+	if (h.any)
+		sb_printf(out, "%" PRIu64, (h.max + 1) * p->sectors_per_block - 1);
+	else
+		sb_printf(out, "-");
+}
+
+static void thin_postsuspend(struct dm_target *ti)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+
+	/* What the thin device wrote is committed when it is suspended (a snapshot follows). */
+	if (p->pt && !p->suspended)
+		pool_commit(p, false);
+}
+
+static int thin_iterate_devices(struct dm_target *ti, dm_iterate_devices_fn fn, void *data)
+{
+	struct thin_c *tc = ti->private;
+
+	return fn(ti, tc->pool_dev, 0, ti->len, data);
+}
+
+const struct dm_target_type dm_thin_pool_target = {
+    .name = "thin-pool",
+    .ctr = pool_ctr,
+    .dtr = pool_dtr,
+    .map = pool_map,
+    .status = pool_status,
+    .message = pool_message,
+    .postsuspend = pool_postsuspend,
+    .preresume = pool_preresume,
+    .resume = pool_resume,
+    .iterate_devices = pool_iterate_devices,
+};
+
+const struct dm_target_type dm_thin_target = {
+    .name = "thin",
+    .per_io_data_size = sizeof(struct thin_io),
+    .ctr = thin_ctr,
+    .dtr = thin_dtr,
+    .map = thin_map,
+    .end_io = thin_end_io,
+    .max_io_len = thin_max_io_len,
+    .status = thin_status,
+    .postsuspend = thin_postsuspend,
+    .iterate_devices = thin_iterate_devices,
+};

@@ -1,0 +1,300 @@
+/* Unit tests for the thin-pool and thin targets (dm/thin.c): table parsing and refusals,
+ * table and status lines as the kernel prints them, pool messages, the basic data path
+ * (first writes, zeroes for unmapped blocks, discard, FLUSH), running out of data space in
+ * both modes and growing the pool while writes are queued, an all-zero metadata device
+ * formatted on first load, and thin_check (ulvm's and 0.9.0's) clean on the metadata after.
+ * Files live in a temp directory on /tmp. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "test_thin_util.h"
+
+#define KIB   1024u
+#define MIB   (1024u * KIB)
+#define BLOCK (64 * KIB) /* 128 sectors */
+
+static int setup(void **state)
+{
+	*state = tenv_new("/tmp", 4 * MIB, 16 * MIB);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	tenv_free(*state);
+	return 0;
+}
+
+static struct dm_dev *make_pool(struct tenv *v, uint64_t sectors, const char *features)
+{
+	return create_dev(v->r, "pool", "0 %" PRIu64 " thin-pool %s %s 128 16%s%s", sectors,
+	                  v->meta, v->data, features ? " " : "", features ? features : "");
+}
+
+static void expect_refused(struct tenv *v, const char *table, const char *what)
+{
+	struct dm_dev *md;
+	int r = dm_create(v->r, "bad", table, &md);
+
+	if (!r)
+		fail_msg("table accepted: %s", table);
+	assert_non_null(strstr(ulvm_last_error(), what));
+}
+
+static void test_tables(void **state)
+{
+	struct tenv *v = *state;
+	char t[1024], want[1024];
+	struct dm_dev *pool, *thin;
+
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 100 0", v->meta, v->data);
+	expect_refused(v, t, "invalid block size");
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 4194304 0", v->meta, v->data);
+	expect_refused(v, t, "invalid block size");
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 128", v->meta, v->data);
+	expect_refused(v, t, "expected <metadata dev>");
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 128 0 1 bogus", v->meta, v->data);
+	expect_refused(v, t, "unrecognised pool feature requested: bogus");
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 128 0 2 skip_block_zeroing", v->meta,
+	         v->data);
+	expect_refused(v, t, "2 pool feature arguments announced, 1 given");
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 128 x", v->meta, v->data);
+	expect_refused(v, t, "low water mark x is not a number");
+	snprintf(t, sizeof(t), "0 65536 thin-pool %s %s 128 0", v->meta, v->data);
+	expect_refused(v, t, "is smaller than the target");
+	snprintf(t, sizeof(t), "0 2048 thin %s/nosuch 1", v->dir);
+	expect_refused(v, t, "nosuch");
+
+	pool = make_pool(v, 32768, "3 skip_block_zeroing no_discard_passdown error_if_no_space");
+	snprintf(want, sizeof(want),
+	         "0 32768 thin-pool %s %s 128 16 3 skip_block_zeroing no_discard_passdown "
+	         "error_if_no_space\n",
+	         v->meta, v->data);
+	assert_status(pool, DM_STATUS_TABLE, want);
+	expect_refused(v, "0 2048 thin pool 1", "couldn't open thin internal device 1");
+	expect_refused(v, "0 2048 thin pool 16777216", "invalid device id");
+	expect_refused(v, "0 2048 thin pool", "expected <pool dev> <dev id>");
+	expect_refused(v, "0 2048 thin zzz 1", "zzz");
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 2048 thin pool 1");
+	assert_status(thin, DM_STATUS_TABLE, "0 2048 thin pool 1\n");
+	assert_status(thin, DM_STATUS_INFO, "0 2048 thin 0 -\n");
+	/* A thin volume whose table names something that is not a pool. */
+	create_dev(v->r, "lin", "0 2048 linear %s 0", v->data);
+	expect_refused(v, "0 2048 thin lin 1", "couldn't find pool object for lin");
+	/* External origin: printed back. */
+	create_dev(v->r, "thin1o", "0 2048 thin pool 1 lin");
+	assert_status(dm_find(v->r, "thin1o"), DM_STATUS_TABLE, "0 2048 thin pool 1 lin\n");
+	assert_int_equal(dm_remove(v->r, "thin1o"), 0);
+	/* The pool cannot go while a thin volume stacks on it. */
+	assert_int_equal(dm_remove(v->r, "pool"), -EBUSY);
+	tenv_close_registry(v);
+	check_metadata(v->meta);
+}
+
+/* Fresh metadata: the status the kernel prints for a new pool, then the messages. */
+static void test_status_messages(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_dev *pool, *thin;
+	unsigned long long used, total, held;
+	char buf[256], *s;
+
+	pool = make_pool(v, 32768, NULL);
+	s = tstatus(pool, DM_STATUS_INFO);
+	/* 1024 metadata blocks: a reserve of 102 counts as used; 256 data blocks; low water
+	 * mark of the metadata 256. */
+	assert_int_equal(sscanf(s,
+	                        "0 32768 thin-pool 0 %llu/%llu 0/256 - rw discard_passdown "
+	                        "queue_if_no_space - 256\n",
+	                        &used, &total),
+	                 2);
+	assert_int_equal(total, 1024);
+	assert_true(used > 102 && used < 130);
+	snprintf(buf, sizeof(buf),
+	         "0 32768 thin-pool 0 %llu/1024 0/256 - rw discard_passdown queue_if_no_space - "
+	         "256\n",
+	         used);
+	assert_string_equal(s, buf);
+	free(s);
+
+	assert_int_equal(tmsg(pool, "create_thin 16777216"), -EINVAL);
+	assert_non_null(strstr(ulvm_last_error(), "invalid device id: 16777216"));
+	assert_int_equal(tmsg(pool, "create_thin"), -EINVAL);
+	assert_non_null(strstr(ulvm_last_error(), "wrong number of arguments"));
+	assert_int_equal(tmsg(pool, "frobnicate 1"), -EINVAL);
+	assert_non_null(strstr(ulvm_last_error(), "unrecognised thin pool target message"));
+	tmsg_ok(pool, "create_thin 16777215");
+	tmsg_ok(pool, "delete 16777215");
+	tmsg_ok(pool, "create_thin 1");
+	assert_true(tmsg(pool, "create_thin 1") < 0);
+	tmsg_ok(pool, "set_transaction_id 0 1");
+	assert_int_equal(tmsg(pool, "set_transaction_id 0 2"), -EINVAL);
+	assert_int_equal(tmsg(pool, "set_transaction_id x 2"), -EINVAL);
+	thin = create_dev(v->r, "thin1", "0 8192 thin pool 1");
+	assert_int_equal(tmsg(pool, "delete 1"), -EBUSY);
+	tmsg_ok(pool, "create_snap 2 1");
+	assert_true(tmsg(pool, "create_snap 3 9") < 0);
+	tmsg_ok(pool, "delete 2");
+	assert_true(tmsg(pool, "delete 2") < 0);
+
+	/* Writes: the thin's status is mapped sectors and the highest mapped sector. */
+	uint8_t *b = xbuf(BLOCK);
+	memset(b, 0xab, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 4096, 4096, b, 0), 0);
+	assert_status(thin, DM_STATUS_INFO, "0 8192 thin 128 127\n");
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 13 * BLOCK, BLOCK, b, 0), 0);
+	assert_status(thin, DM_STATUS_INFO, "0 8192 thin 256 1791\n");
+	/* The first write zeroed the rest of its block. */
+	assert_int_equal(tio(v, thin, IO_OP_READ, 0, BLOCK, b, 0), 0);
+	for (unsigned i = 0; i < BLOCK; i++)
+		assert_int_equal(b[i], i >= 4096 && i < 8192 ? 0xab : 0);
+	/* Unmapped blocks read as zeroes. */
+	memset(b, 1, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_READ, 5 * BLOCK, BLOCK, b, 0), 0);
+	for (unsigned i = 0; i < BLOCK; i++)
+		assert_int_equal(b[i], 0);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " 2/256 - rw "));
+	free(s);
+	/* Discard: whole blocks only. */
+	assert_int_equal(tio(v, thin, IO_OP_DISCARD, 4096, BLOCK - 4096, NULL, 0), 0);
+	assert_status(thin, DM_STATUS_INFO, "0 8192 thin 256 1791\n");
+	assert_int_equal(tio(v, thin, IO_OP_DISCARD, 0, 2 * BLOCK, NULL, 0), 0);
+	assert_status(thin, DM_STATUS_INFO, "0 8192 thin 128 1791\n");
+	assert_int_equal(tio(v, thin, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " 1/256 - rw "));
+	free(s);
+
+	/* The metadata snapshot: its block in the status, one at a time. */
+	tmsg_ok(pool, "reserve_metadata_snap");
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_int_equal(sscanf(s, "0 32768 thin-pool 1 %llu/1024 1/256 %llu rw", &used, &held), 2);
+	assert_true(held > 0);
+	free(s);
+	assert_int_equal(tmsg(pool, "reserve_metadata_snap"), -EBUSY);
+	tmsg_ok(pool, "release_metadata_snap");
+	assert_int_equal(tmsg(pool, "release_metadata_snap"), -EINVAL);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " 1/256 - rw "));
+	free(s);
+	free(b);
+	tenv_close_registry(v);
+	check_metadata(v->meta);
+
+	/* Loaded again: the same metadata, not formatted again. */
+	tenv_registry(v);
+	pool = make_pool(v, 32768, NULL);
+	thin = create_dev(v->r, "thin1", "0 8192 thin pool 1");
+	assert_status(thin, DM_STATUS_INFO, "0 8192 thin 128 1791\n");
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, "0 32768 thin-pool 1 "));
+	free(s);
+	/* Another block size than the metadata's is refused, as the kernel refuses it. */
+	tenv_close_registry(v);
+	tenv_registry(v);
+	char t[512];
+	snprintf(t, sizeof(t), "0 32768 thin-pool %s %s 256 0", v->meta, v->data);
+	expect_refused(v, t, "changing the data block size (from 128 to 256) is not supported");
+}
+
+/* Out of data space, both ways; growing the pool releases queued writes. */
+static void test_no_space(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_dev *pool, *thin;
+	uint8_t *b = xbuf(BLOCK);
+	struct treq t;
+	char table[512], *s;
+
+	/* 8 data blocks, error_if_no_space. */
+	pool = make_pool(v, 1024, "1 error_if_no_space");
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 4096 thin pool 1");
+	for (unsigned i = 0; i < 8; i++) {
+		memset(b, (int)i + 1, BLOCK);
+		assert_int_equal(tio(v, thin, IO_OP_WRITE, (uint64_t)i * BLOCK, BLOCK, b, 0), 0);
+	}
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 8 * BLOCK, 512, b, 0), -ENOSPC);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " 8/8 - out_of_data_space discard_passdown error_if_no_space "));
+	free(s);
+	/* Mapped blocks are still written and read. */
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 0, 512, b, 0), 0);
+	assert_int_equal(tio(v, thin, IO_OP_READ, 7 * BLOCK, BLOCK, b, 0), 0);
+	assert_int_equal(b[100], 8);
+	/* Queue instead: a reload without error_if_no_space. */
+	snprintf(table, sizeof(table), "0 1024 thin-pool %s %s 128 16", v->meta, v->data);
+	assert_int_equal(dm_load(pool, table), 0);
+	assert_int_equal(dm_resume(pool), 0);
+	treq_init(&t, IO_OP_WRITE, 9 * BLOCK, BLOCK, b);
+	memset(b, 0x5a, BLOCK);
+	dm_submit(thin, &t.req);
+	tdrain(v);
+	assert_int_equal(t.calls, 0); /* queued */
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " 8/8 - out_of_data_space discard_passdown queue_if_no_space "));
+	free(s);
+	/* lvextend: the pool reloaded over a larger data device; the write goes on. */
+	snprintf(table, sizeof(table), "0 2048 thin-pool %s %s 128 16", v->meta, v->data);
+	assert_int_equal(dm_load(pool, table), 0);
+	assert_int_equal(dm_resume(pool), 0);
+	while (!t.calls)
+		tpoll(v);
+	tdrain(v);
+	assert_int_equal(t.result, 0);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " 9/16 - rw discard_passdown queue_if_no_space "));
+	free(s);
+	memset(b, 0, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_READ, 9 * BLOCK, BLOCK, b, 0), 0);
+	assert_int_equal(b[0], 0x5a);
+	assert_int_equal(b[BLOCK - 1], 0x5a);
+	/* A pool table smaller than its metadata says is refused at resume. */
+	snprintf(table, sizeof(table), "0 1024 thin-pool %s %s 128 16", v->meta, v->data);
+	assert_int_equal(dm_load(pool, table), 0);
+	assert_true(dm_resume(pool) < 0);
+	assert_non_null(strstr(ulvm_last_error(), "too small"));
+	free(b);
+	tenv_close_registry(v);
+	check_metadata(v->meta);
+}
+
+/* A metadata device that is not all zero but no superblock either is refused, never
+ * formatted over. */
+static void test_not_formatted_over(void **state)
+{
+	struct tenv *v = *state;
+	char table[512];
+	uint8_t one = 1;
+	int fd = open(v->meta, O_WRONLY);
+	struct dm_dev *md;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, &one, 1, 4000), 1);
+	close(fd);
+	snprintf(table, sizeof(table), "0 32768 thin-pool %s %s 128 0", v->meta, v->data);
+	assert_true(dm_create(v->r, "pool", table, &md) < 0);
+	assert_non_null(strstr(ulvm_last_error(), "superblock"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_status_messages, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
