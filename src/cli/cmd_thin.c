@@ -21,6 +21,18 @@
 
 #define TOOLS_VERSION "0.9.0"
 
+/* A natural number, all digits (0.9.0 parses these with a strict lexical cast too). */
+static bool parse_natural(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return !errno && !*end;
+}
+
 static int thin_fail(const char *tool)
 {
 	fprintf(stderr, "%s: %s\n", tool, ulvm_last_error());
@@ -123,11 +135,23 @@ static int cmd_thin_check(struct cli *c, int argc, char **argv)
 		case O_AUTO:
 			break; /* nothing is repaired: a clean check is the only outcome */
 		case O_OVERRIDE:
-			fprintf(stderr, "thin_check: --override-mapping-root is not supported\n");
-			return 1;
+			if (!parse_natural(optarg, &o.mapping_root)) {
+				fprintf(stderr,
+				        "thin_check: --override-mapping-root: not a block number: "
+				        "'%s'\n",
+				        optarg);
+				return 1;
+			}
+			o.override_mapping_root = true;
+			break;
 		default:
 			return 1;
 		}
+	}
+	/* Clearing the flag needs the whole pool checked as it is. */
+	if (clear && o.override_mapping_root) {
+		fprintf(stderr, "cannot perform fix with an overridden mapping root\n");
+		return 1;
 	}
 	if (open_input("thin_check", argc, argv, clear, &bd))
 		return 1;
@@ -167,6 +191,7 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 	                                     {"version", no_argument, NULL, 'V'},
 	                                     {NULL, 0, NULL, 0}};
 	struct thin_dump_opts o = {0};
+	uint64_t dev_ids[64];
 	const char *outpath = NULL;
 	struct bdev *bd;
 	FILE *out = stdout;
@@ -177,11 +202,18 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "hf:rm::o:V", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			if (strcmp(optarg, "xml")) {
+			if (!strcmp(optarg, "human_readable")) {
+				o.human_readable = true;
+			} else if (!strncmp(optarg, "custom", 6)) {
 				fprintf(stderr,
-				        "thin_dump: format '%s' is not supported (only xml)\n",
-				        optarg);
+				        "thin_dump: custom formats (shared library plugins) "
+				        "are not supported\n");
 				return 1;
+			} else if (strcmp(optarg, "xml")) {
+				fprintf(stderr, "unknown format '%s'\n", optarg);
+				return 1;
+			} else {
+				o.human_readable = false;
 			}
 			break;
 		case 'r':
@@ -196,8 +228,17 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 			outpath = optarg;
 			break;
 		case O_DEVID:
-			fprintf(stderr, "thin_dump: --dev-id is not supported\n");
-			return 1;
+			if (!parse_natural(optarg, &dev_ids[o.n_dev_ids])) {
+				fprintf(stderr, "couldn't parse <dev-id>\n");
+				return 1;
+			}
+			if (++o.n_dev_ids == ARRAY_SIZE(dev_ids)) {
+				fprintf(stderr, "thin_dump: at most %zu --dev-id options\n",
+				        ARRAY_SIZE(dev_ids) - 1);
+				return 1;
+			}
+			o.dev_ids = dev_ids;
+			break;
 		case O_SKIP:
 			o.skip_mappings = true;
 			break;
@@ -228,12 +269,20 @@ static int cmd_thin_dump(struct cli *c, int argc, char **argv)
 
 static int cmd_thin_restore(struct cli *c, int argc, char **argv)
 {
-	static const struct option opts[] = {
-	    {"help", no_argument, NULL, 'h'},         {"input", required_argument, NULL, 'i'},
-	    {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},
-	    {"version", no_argument, NULL, 'V'},      {NULL, 0, NULL, 0}};
+	enum { O_TRANS = 256, O_DBS, O_NRD };
+	static const struct option opts[] = {{"help", no_argument, NULL, 'h'},
+	                                     {"input", required_argument, NULL, 'i'},
+	                                     {"output", required_argument, NULL, 'o'},
+	                                     {"quiet", no_argument, NULL, 'q'},
+	                                     {"version", no_argument, NULL, 'V'},
+	                                     {"transaction-id", required_argument, NULL, O_TRANS},
+	                                     {"data-block-size", required_argument, NULL, O_DBS},
+	                                     {"nr-data-blocks", required_argument, NULL, O_NRD},
+	                                     {NULL, 0, NULL, 0}};
+	struct thin_restore_opts ro = {0};
 	const char *in = NULL, *outp = NULL;
 	struct bdev *bd;
+	uint64_t v;
 	int opt, r;
 
 	(void)c;
@@ -247,6 +296,35 @@ static int cmd_thin_restore(struct cli *c, int argc, char **argv)
 			outp = optarg;
 			break;
 		case 'q':
+			break;
+		case O_TRANS:
+			if (!parse_natural(optarg, &ro.trans_id)) {
+				fprintf(stderr, "Couldn't parse transaction id: '%s'\n", optarg);
+				return 1;
+			}
+			ro.set_trans_id = true;
+			break;
+		case O_DBS:
+			if (!parse_natural(optarg, &v)) {
+				fprintf(stderr, "Couldn't parse data block size: '%s'\n", optarg);
+				return 1;
+			}
+			if (v > UINT32_MAX) {
+				fprintf(stderr,
+				        "thin_restore: --data-block-size %s: more than 2^32 - 1 "
+				        "sectors\n",
+				        optarg);
+				return 1;
+			}
+			ro.data_block_size = (uint32_t)v;
+			ro.set_data_block_size = true;
+			break;
+		case O_NRD:
+			if (!parse_natural(optarg, &ro.nr_data_blocks)) {
+				fprintf(stderr, "Couldn't parse nr data blocks: '%s'\n", optarg);
+				return 1;
+			}
+			ro.set_nr_data_blocks = true;
 			break;
 		case 'V':
 			printf("%s\n", TOOLS_VERSION);
@@ -284,7 +362,7 @@ static int cmd_thin_restore(struct cli *c, int argc, char **argv)
 		sb_free(&sb);
 		return 1;
 	}
-	r = thin_restore_xml(sb.buf ? sb.buf : "", sb.len, bd);
+	r = thin_restore_xml_opts(sb.buf ? sb.buf : "", sb.len, bd, &ro);
 	sb_free(&sb);
 	bdev_close(bd);
 	return r ? thin_fail("thin_restore") : 0;

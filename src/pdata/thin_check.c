@@ -721,6 +721,8 @@ int thin_check_metadata(struct bdev *bd, const struct thin_check_opts *o,
 	if (!sb_ok)
 		goto out;
 	res->needs_check = si.flags & THIN_FLAG_NEEDS_CHECK;
+	if (o->override_mapping_root)
+		si.mapping_root = o->mapping_root;
 	if (o->super_block_only)
 		goto out;
 	c.mref = calloc(c.nr_meta, sizeof(*c.mref));
@@ -748,6 +750,8 @@ int thin_check_metadata(struct bdev *bd, const struct thin_check_opts *o,
 		bm_unlock(blk);
 		if (!ok)
 			goto out;
+		if (o->override_mapping_root)
+			hi.mapping_root = o->mapping_root;
 		c.time = hi.time;
 		c.trans_id = hi.trans_id;
 		/* The copy's space map roots are zero: mappings are checked against the live data

@@ -156,6 +156,7 @@ static int walk(struct reader *rd, bool repair, uint32_t vs, uint64_t root, btre
 
 struct run {
 	FILE *out;
+	bool human;
 	bool have;
 	uint64_t obegin, dbegin, len;
 	uint32_t time;
@@ -165,7 +166,15 @@ static void run_flush(struct run *rn)
 {
 	if (!rn->have)
 		return;
-	if (rn->len == 1)
+	if (rn->human && rn->len == 1)
+		fprintf(rn->out, "    %" PRIu64 " -> %" PRIu64 ", %u\n", rn->obegin, rn->dbegin,
+		        rn->time);
+	else if (rn->human)
+		fprintf(rn->out,
+		        "    (%" PRIu64 "..%" PRIu64 ") -> (%" PRIu64 "..%" PRIu64 "), %u\n",
+		        rn->obegin, rn->obegin + rn->len - 1, rn->dbegin, rn->dbegin + rn->len - 1,
+		        rn->time);
+	else if (rn->len == 1)
 		fprintf(rn->out,
 		        "    <single_mapping origin_block=\"%" PRIu64 "\" data_block=\"%" PRIu64
 		        "\" time=\"%u\"/>\n",
@@ -191,8 +200,18 @@ static int dump_mapping(void *arg, uint64_t key, const void *value)
 		return 0;
 	}
 	run_flush(rn);
-	*rn = (struct run){rn->out, true, key, d, 1, t};
+	*rn = (struct run){rn->out, rn->human, true, key, d, 1, t};
 	return 0;
+}
+
+static bool dev_selected(const struct thin_dump_opts *o, uint64_t dev)
+{
+	if (!o->n_dev_ids)
+		return true;
+	for (size_t i = 0; i < o->n_dev_ids; i++)
+		if (o->dev_ids[i] == dev)
+			return true;
+	return false;
 }
 
 int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out)
@@ -206,14 +225,18 @@ int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out)
 	if ((r = walk(&rd, o->repair, 8, rd.roots.mapping_root, collect_root, &devs)))
 		goto out;
 	fprintf(out,
-	        "<superblock uuid=\"\" time=\"%u\" transaction=\"%" PRIu64
-	        "\" flags=\"%u\" version=\"%u\" "
-	        "data_block_size=\"%u\" nr_data_blocks=\"%" PRIu64 "\">\n",
+	        o->human_readable ? "begin superblock: \"\", %u, %" PRIu64 ", %u, %u, %u, %" PRIu64
+	                            "\n"
+	                          : "<superblock uuid=\"\" time=\"%u\" transaction=\"%" PRIu64
+	                            "\" flags=\"%u\" version=\"%u\" "
+	                            "data_block_size=\"%u\" nr_data_blocks=\"%" PRIu64 "\">\n",
 	        rd.roots.time, rd.roots.trans_id, rd.roots.flags, rd.roots.version,
 	        rd.roots.data_block_size, rd.roots.data_nr_blocks);
 	for (size_t i = 0; i < devs.n; i++) {
 		struct thin_device_info info = {0};
-		struct run rn = {out, false, 0, 0, 0, 0};
+		struct run rn = {out, o->human_readable, false, 0, 0, 0, 0};
+		if (!dev_selected(o, devs.v[i].dev))
+			continue;
 		if ((r = get_details(&rd, devs.v[i].dev, &info))) {
 			if (!o->repair)
 				goto out;
@@ -223,8 +246,12 @@ int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out)
 			continue;
 		}
 		fprintf(out,
-		        "  <device dev_id=\"%" PRIu64 "\" mapped_blocks=\"%" PRIu64
-		        "\" transaction=\"%" PRIu64 "\" creation_time=\"%u\" snap_time=\"%u\">\n",
+		        o->human_readable
+		            ? "device: %" PRIu64 "\nmapped_blocks: %" PRIu64
+		              "\ntransaction: %" PRIu64 "\ncreation time: %u\nsnap time: %u\n"
+		            : "  <device dev_id=\"%" PRIu64 "\" mapped_blocks=\"%" PRIu64
+		              "\" transaction=\"%" PRIu64
+		              "\" creation_time=\"%u\" snap_time=\"%u\">\n",
 		        devs.v[i].dev, info.mapped_blocks, info.transaction_id, info.creation_time,
 		        info.snapshotted_time);
 		if (!o->skip_mappings) {
@@ -232,9 +259,9 @@ int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out)
 				goto out;
 			run_flush(&rn);
 		}
-		fprintf(out, "  </device>\n");
+		fputs(o->human_readable ? "\n" : "  </device>\n", out);
 	}
-	fprintf(out, "</superblock>\n");
+	fputs(o->human_readable ? "end superblock\n" : "</superblock>\n", out);
 out:
 	free(devs.v);
 	reader_close(&rd);
@@ -360,13 +387,21 @@ static int map_one(struct thin_md *md, uint64_t dev, uint64_t v, uint64_t d, uin
 
 int thin_restore_xml(const char *text, size_t len, struct bdev *bd)
 {
+	const struct thin_restore_opts none = {0};
+
+	return thin_restore_xml_opts(text, len, bd, &none);
+}
+
+int thin_restore_xml_opts(const char *text, size_t len, struct bdev *bd,
+                          const struct thin_restore_opts *o)
+{
 	struct xml x = {text, text + len, 1};
 	struct attr a[16];
 	char tag[32];
 	int na, r;
 	struct thin_md *md = NULL;
 	bool in_dev = false;
-	uint64_t dev = 0;
+	uint64_t dev = 0, nr_data = 0;
 	struct thin_device_info info = {0};
 
 	while ((r = next_tag(&x, tag, sizeof(tag), a, &na, 16)) > 0) {
@@ -379,10 +414,16 @@ int thin_restore_xml(const char *text, size_t len, struct bdev *bd)
 			if ((r = attr_u64(&x, a, na, tag, "time", true, 0, &time)) ||
 			    (r = attr_u64(&x, a, na, tag, "transaction", true, 0, &trans)) ||
 			    (r = attr_u64(&x, a, na, tag, "flags", false, 0, &flags)) ||
-			    (r = attr_u64(&x, a, na, tag, "version", false, 2, &version)) ||
+			    (r = attr_u64(&x, a, na, tag, "version", false, 1, &version)) ||
 			    (r = attr_u64(&x, a, na, tag, "data_block_size", true, 0, &dbs)) ||
 			    (r = attr_u64(&x, a, na, tag, "nr_data_blocks", true, 0, &nrd)))
 				goto fail;
+			if (o->set_trans_id)
+				trans = o->trans_id;
+			if (o->set_data_block_size)
+				dbs = o->data_block_size;
+			if (o->set_nr_data_blocks)
+				nrd = o->nr_data_blocks;
 			if (time > THIN_MAX_TIME || dbs > UINT32_MAX || flags > UINT32_MAX ||
 			    version > UINT32_MAX) {
 				r = ulvm_error(-EINVAL,
@@ -390,6 +431,7 @@ int thin_restore_xml(const char *text, size_t len, struct bdev *bd)
 				               x.line);
 				goto fail;
 			}
+			nr_data = nrd;
 			if ((r = thin_md_format(bd, (uint32_t)dbs, nrd, NULL, &md)))
 				goto fail;
 			uint8_t uuid[16] = {0};
@@ -444,6 +486,14 @@ int thin_restore_xml(const char *text, size_t len, struct bdev *bd)
 			if (v4 > THIN_MAX_TIME || v1 + v3 < v1 || v2 + v3 < v2) {
 				r = ulvm_error(-EINVAL, "XML line %u: <%s> out of range", x.line,
 				               tag);
+				goto fail;
+			}
+			if (v3 && v2 + v3 > nr_data) {
+				r = ulvm_error(-EINVAL,
+				               "XML line %u: mapping beyond the end of the data "
+				               "device (data block %" PRIu64 ", %" PRIu64
+				               " blocks)",
+				               x.line, v2 + v3 - 1, nr_data);
 				goto fail;
 			}
 			for (uint64_t i = 0; i < v3; i++)

@@ -30,6 +30,10 @@ struct thin_check_opts {
 	bool super_block_only;
 	bool metadata_snap; /* check the metadata snapshot's trees instead */
 	bool quiet;         /* no progress lines (findings still go to report) */
+	/* --override-mapping-root: check the mapping tree at this block instead of the
+	 * superblock's (the space maps are then compared with what it references). */
+	bool override_mapping_root;
+	uint64_t mapping_root;
 	size_t cache_bytes;
 	/* Each finding, one line without newline; NULL: printed to stdout. */
 	void (*report)(void *arg, bool fatal, const char *line);
@@ -50,15 +54,30 @@ struct thin_dump_opts {
 	uint64_t
 	    snap_block; /* with metadata_snap: this block instead of held_root (0: held_root) */
 	bool skip_mappings;
-	bool repair; /* skip unreadable subtrees and devices without details, and go on */
+	bool repair;         /* skip unreadable subtrees and devices without details, and go on */
+	bool human_readable; /* --format human_readable instead of XML */
+	/* --dev-id: only these devices (n_dev_ids 0: every device) */
+	const uint64_t *dev_ids;
+	size_t n_dev_ids;
 	size_t cache_bytes;
 };
-/* The XML thin_dump 0.9.0 prints. With repair, what can still be read (each skipped block
- * is named on stderr). */
+/* The XML thin_dump 0.9.0 prints (or its human-readable form: the same content, one line
+ * per field and mapping). With repair, what can still be read (each skipped block is named
+ * on stderr). */
 int thin_dump_xml(struct bdev *bd, const struct thin_dump_opts *o, FILE *out);
 
-/* Build metadata on bd from thin_dump XML. */
+/* Build metadata on bd from thin_dump XML. A <superblock> without a version attribute
+ * writes version 1, as thin_restore 0.9.0 does. */
 int thin_restore_xml(const char *xml, size_t len, struct bdev *bd);
+/* thin_restore's overrides of the XML's superblock values. */
+struct thin_restore_opts {
+	bool set_trans_id, set_data_block_size, set_nr_data_blocks;
+	uint64_t trans_id;
+	uint32_t data_block_size;
+	uint64_t nr_data_blocks;
+};
+int thin_restore_xml_opts(const char *xml, size_t len, struct bdev *bd,
+                          const struct thin_restore_opts *o);
 
 enum thin_ls_field {
 	LS_DEV,

@@ -20,16 +20,7 @@ if [ -d "$pc/thin" ]; then
 else
 	note "peer corpus absent: a generated XML only"
 fi
-{
-	echo '<superblock uuid="" time="3" transaction="10" flags="0" version="2" data_block_size="256" nr_data_blocks="40000">'
-	for d in 1 5 9; do
-		echo "  <device dev_id=\"$d\" mapped_blocks=\"3000\" transaction=\"$d\" creation_time=\"1\" snap_time=\"3\">"
-		echo "    <range_mapping origin_begin=\"0\" data_begin=\"$((d * 10))\" length=\"2000\" time=\"1\"/>"
-		for i in $(seq 0 999); do echo "    <single_mapping origin_block=\"$((3000 + i * 3))\" data_block=\"$((20000 + i * 7 + d))\" time=\"2\"/>"; done
-		echo "  </device>"
-	done
-	echo '</superblock>'
-} >"$T/gen.xml"
+thin_gen_xml >"$T/gen.xml"
 xmls+=("$T/gen.xml")
 for x in "${xmls[@]}"; do
 	truncate -s 64M "$T/u.bin"

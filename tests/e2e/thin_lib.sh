@@ -52,3 +52,45 @@ workload() {
 	_san_filter "thin_workload $*" <"$T/.wl.err" >&2
 	return $rc
 }
+
+# A small pool's XML on stdout: devices 1, 5 and 9 (range and single mappings, some data
+# blocks shared), version $1 (default 2; "none" leaves the attribute out).
+thin_gen_xml() {
+	local v=${1:-2} va d i
+	va=" version=\"$v\""
+	[ "$v" = none ] && va=
+	echo "<superblock uuid=\"\" time=\"3\" transaction=\"10\" flags=\"0\"$va data_block_size=\"256\" nr_data_blocks=\"40000\">"
+	for d in 1 5 9; do
+		echo "  <device dev_id=\"$d\" mapped_blocks=\"2300\" transaction=\"$d\" creation_time=\"1\" snap_time=\"3\">"
+		echo "    <range_mapping origin_begin=\"0\" data_begin=\"$((d * 10))\" length=\"2000\" time=\"1\"/>"
+		for i in $(seq 0 299); do echo "    <single_mapping origin_block=\"$((3000 + i * 3))\" data_block=\"$((20000 + i * 7 + d))\" time=\"2\"/>"; done
+		echo "  </device>"
+	done
+	echo '</superblock>'
+}
+
+# Little-endian fields of a metadata image: sb_u32 IMG BYTE_OFFSET, sb_u64 IMG BYTE_OFFSET.
+sb_u32() { od -An -t u4 -j "$2" -N 4 "$1" | tr -d ' '; }
+sb_u64() { od -An -t u8 -j "$2" -N 8 "$1" | tr -d ' '; }
+
+# Test images for comparing the tools with 0.9.0's: $T/gen.bin (0.9.0's restore of
+# thin_gen_xml) and, where the peer corpus is present, the kernel-written pools named (all
+# of them with "all"), decompressed into $T. Sets the array IMGS.
+thin_test_images() {
+	local pc f n
+	thin_gen_xml >"$T/gen.xml"
+	truncate -s 16M "$T/gen.bin"
+	thin_restore -q -i "$T/gen.xml" -o "$T/gen.bin"
+	IMGS=("$T/gen.bin")
+	pc=${PEER_CORPUS:-$E2E_DIR/../../../shared/peer-corpus}
+	[ -d "$pc/thin" ] || pc=/work/shared/peer-corpus
+	if [ ! -d "$pc/thin" ]; then
+		note "peer corpus absent: the restored pool only"
+		return 0
+	fi
+	[ "$1" = all ] && set -- $(for f in "$pc"/thin/*.bin.xz; do basename "$f" .bin.xz; done)
+	for n in "$@"; do
+		xz -dc "$pc/thin/$n.bin.xz" >"$T/$n.bin"
+		IMGS+=("$T/$n.bin")
+	done
+}
