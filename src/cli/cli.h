@@ -34,7 +34,8 @@ struct cli {
 	const char *separator;
 	bool aligned;
 	bool unquoted, nameprefixes, rows;
-	bool silent_scan; /* the command reports scan problems itself (pvck) */
+	const char *select; /* -S/--select: LVM2's selection criteria */
+	bool silent_scan;   /* the command reports scan problems itself (pvck) */
 	/* positional arguments */
 	char **args;
 	int nargs;
@@ -80,6 +81,45 @@ int help_command(const char *name, FILE *f);
 int help_man(const char *page, FILE *f); /* "ulvm", "ulvmd", "ulvm-CMD" or "CMD" */
 void help_pages(FILE *f);                /* the names of every man page, one a line */
 
+/* select.c: LVM2's selection language (-S/--select). The parser asks `lookup` what a field
+ * name is; a row gives its values, as the report prints them, through a sel_value_fn. */
+enum sel_type {
+	SEL_T_STRING,
+	SEL_T_STRLIST,
+	SEL_T_NUMBER,
+	SEL_T_SIZE, /* a row gives sectors */
+	SEL_T_PERCENT,
+	SEL_T_TIME,
+	SEL_T_NONE, /* not selectable ("help") */
+	SEL_T_ALL,  /* the "all fields" line of a section of the help */
+};
+struct sel_field_info {
+	int id;
+	enum sel_type type;
+	const char *name; /* as messages name it: "lv_size" */
+};
+/* 0, -ENOENT (no such field), -ENOTSUP (LVM2's, not ulvm's) or -EPERM (uncomparable). */
+typedef int (*sel_lookup_fn)(void *arg, const char *name, size_t len, struct sel_field_info *out);
+struct sel_row_value {
+	const char *s; /* the value as printed (sizes in sectors, numbers plain) */
+	char delim;    /* between the items of a string list (',') */
+	bool has_time;
+	long long time; /* seconds since the epoch */
+};
+typedef void (*sel_value_fn)(void *row, int field, struct sel_row_value *v);
+struct selection;
+/* NULL (and 0) for no criteria or "all"; -EINVAL after LVM2's messages on `err`. `have`
+ * limits the fields the help lists. */
+int selection_parse(const char *text, sel_lookup_fn lookup, void *arg, bool (*have)(const char *),
+                    FILE *err, struct selection **out);
+bool selection_match(const struct selection *sel, sel_value_fn get, void *row);
+void selection_free(struct selection *sel);
+void selection_help(FILE *f); /* the operands, reserved values and operators */
+const char *selection_type_name(enum sel_type t);
+/* fields.c: LVM2's field catalogue (descriptions, selection types) */
+bool lvm2_field_type(const char *name, enum sel_type *type);
+void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field));
+
 /* cmd_pv.c */
 /* Ask as LVM2 does (prompt on stderr, answer from stdin, no answer = no): 'y' or 'n'. */
 int cli_yes_no(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -100,6 +140,19 @@ void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG, REPORT_PVSEG };
 int report_run(struct cli *c, enum report_type type);
 int report_list_fields(enum report_type type);
+/* -S for the commands that act on what it selects (lvchange, vgchange, lvremove, ...):
+ * NULL (0) without -S; -EINVAL after LVM2's messages for bad criteria. */
+struct report_sel;
+int report_select_init(struct cli *c, enum report_type type, struct report_sel **out);
+bool report_select_vg(struct report_sel *rs, struct ulvm_vg *vg); /* true without -S */
+bool report_select_lv(struct report_sel *rs, struct ulvm_vg *vg, struct ulvm_lv *lv);
+bool report_select_pv(struct report_sel *rs, struct ulvm_vg *vg, struct ulvm_pv *pv,
+                      const struct ulvm_dev_info *dev);
+void report_select_free(struct report_sel *rs);
+int report_select_help(void); /* -S help */
+/* With -S: replace a command's arguments by the names ("VG", or "VG/LV" for REPORT_LV) of
+ * what the selection picks among the VGs (and LVs) they name, or among all when none. */
+int cli_select_names(struct cli *c, enum report_type type, char ***args, int *nargs);
 void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len);
 
 /* commands */

@@ -382,15 +382,18 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	                                   {"activate", required_argument, NULL, 'a'},
 	                                   {"addtag", required_argument, NULL, 8000},
 	                                   {"deltag", required_argument, NULL, 8001},
+	                                   {"select", required_argument, NULL, 'S'},
 	                                   {0}};
 	const char *act = NULL, *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
-		if (opt == 'a')
+		if (opt == 'S')
+			c->select = optarg;
+		else if (opt == 'a')
 			act = optarg;
 		else if (opt == 8000 && nadd < ARRAY_SIZE(add))
 			add[nadd++] = optarg;
@@ -399,12 +402,17 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		else
 			return EINVALID_CMD_LINE;
 	}
-	if (optind >= argc || (!act && !nadd && !ndel)) {
+	if ((optind >= argc && !c->select) || (!act && !nadd && !ndel)) {
 		fprintf(stderr, "  Usage: ulvm vgchange -a y|n | --addtag T | --deltag T VG...\n");
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	argv += optind;
+	argc -= optind;
+	optind = 0;
+	if (c->select && (rc = cli_select_names(c, REPORT_VG, &argv, &argc)) != ECMD_PROCESSED)
+		return rc;
 	for (int i = optind; i < argc; i++) {
 		struct ulvm_vg *vg;
 		size_t active = 0;

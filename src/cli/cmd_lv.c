@@ -501,18 +501,26 @@ static bool lv_is_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 
 int cmd_lvremove(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"select", required_argument, NULL, 'S'}, {0}};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
-		if (cli_common_opt(c, opt, optarg) != 1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "S:", lo, NULL)) != -1)
+		if (opt == 'S')
+			c->select = optarg;
+		else if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
-	if (optind >= argc) {
+	if (optind >= argc && !c->select) {
 		fprintf(stderr, "  Please enter one or more logical volume paths\n");
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	argv += optind;
+	argc -= optind;
+	optind = 0;
+	if (c->select && (rc = cli_select_names(c, REPORT_LV, &argv, &argc)) != ECMD_PROCESSED)
+		return rc;
 	for (int i = optind; i < argc; i++) {
 		char vgn[256], lvn[256];
 		struct ulvm_vg *vg;
@@ -751,15 +759,20 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"addtag", required_argument, NULL, 8000},
 	                                   {"deltag", required_argument, NULL, 8001},
 	                                   {"activate", required_argument, NULL, 'a'},
+	                                   {"select", required_argument, NULL, 'S'},
 	                                   {0}};
 	const char *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 	const char *activate = NULL;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt == 'S') {
+			c->select = optarg;
+			continue;
+		}
 		if (opt == 8000 && nadd < ARRAY_SIZE(add))
 			add[nadd++] = optarg;
 		else if (opt == 8001 && ndel < ARRAY_SIZE(del))
@@ -771,6 +784,11 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	}
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	argv += optind;
+	argc -= optind;
+	optind = 0;
+	if (c->select && (rc = cli_select_names(c, REPORT_LV, &argv, &argc)) != ECMD_PROCESSED)
+		return rc;
 	for (int i = optind; i < argc; i++) {
 		char vgn[256], lvn[256];
 		struct ulvm_vg *vg;

@@ -344,6 +344,9 @@ int report_opt(struct cli *c, int opt, const char *arg)
 	case 3007:
 		c->binary = true;
 		return 1;
+	case 'S':
+		c->select = arg;
+		return 1;
 	}
 	return 0;
 }
@@ -355,6 +358,7 @@ int report_opt(struct cli *c, int opt, const char *arg)
 	    {"separator", required_argument, NULL, 3003},                                          \
 	    {"reportformat", required_argument, NULL, 3004},                                       \
 	    {"segments", no_argument, NULL, 3005}, {"aligned", no_argument, NULL, 3006},           \
+	    {"select", required_argument, NULL, 'S'},                                              \
 	{                                                                                          \
 		"binary", no_argument, NULL, 3007                                                  \
 	}
@@ -365,7 +369,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 	static const struct option lo[] = {COMMON_LONGOPTS, REPORT_LONGOPTS, {0}};
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:a", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:aS:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		r = report_opt(c, opt, optarg);
@@ -376,8 +380,10 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 		return EINVALID_CMD_LINE;
 	}
 	for (int i = 0; i < c->nfields; i++)
-		if (!strcmp(c->fields[i], "help"))
+		if (!strcmp(c->fields[i], "help") || !strcmp(c->fields[i], "?"))
 			return report_list_fields(type);
+	if (c->select && (!strcasecmp(c->select, "help") || !strcmp(c->select, "?")))
+		return report_select_help();
 	c->args = argv + optind;
 	c->nargs = argc - optind;
 	return report_run(c, type);

@@ -125,6 +125,13 @@ static const struct help_opt common_opts[] = {
 	{                                                                                          \
 		'Z', "zero", "y|n", "Wipe the first 4 sectors of the device (default y).", 0       \
 	}
+#define O_SELECT                                                                                   \
+	{                                                                                          \
+		'S', "select", "String",                                                           \
+		    "Only what matches these criteria (LVM2's selection language, see "            \
+		    "lvmreport(7)); -S help lists the fields and operators.",                      \
+		    0                                                                              \
+	}
 #define REPORT_OPTS                                                                                \
 	{'a', "all", NULL, "Show hidden (internal) objects too.", 0},                              \
 	    {'o', "options", "String",                                                             \
@@ -137,7 +144,8 @@ static const struct help_opt common_opts[] = {
 	    {0, "nosuffix", NULL, "Leave out the unit suffix of sizes.", 0},                       \
 	    {0, "reportformat", "basic|json", "Plain columns (basic) or JSON.", 0},                \
 	    {0, "segments", NULL, "One line per segment.", 0},                                     \
-	    {0, "separator", "String", "Separate the columns by this string.", 0}, O_UNITS
+	    {0, "separator", "String", "Separate the columns by this string.", 0}, O_SELECT,       \
+	    O_UNITS
 #define SIZE_OPTS                                                                                  \
 	{'l', "extents", "[+|-]Number[PERCENT]",                                                   \
 	 "The size in extents, or as %VG, %FREE, %PVS or %ORIGIN.", 0},                            \
@@ -257,8 +265,8 @@ static const struct help_cmd help_cmds[] = {
           {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0}),
      "Grows or shrinks an LV."},
     {"lvremove", "Remove logical volume(s) from the system", STYLE_LVM,
-     FORMS({NULL, "VG|LV|Tag ...", NULL}), OPTS(O_FORCE("Remove active LVs without asking.")),
-     "Removes LVs."},
+     FORMS({NULL, "VG|LV|Tag ...", NULL}),
+     OPTS(O_FORCE("Remove active LVs without asking."), O_SELECT), "Removes LVs."},
     {"lvrename", "Rename a logical volume", STYLE_LVM,
      FORMS({NULL, "VG LV LV_new", NULL}, {NULL, "LV LV_new", NULL}), NO_OPTS,
      "Renames an LV; an active LV keeps working under its new name."},
@@ -273,12 +281,12 @@ static const struct help_cmd help_cmds[] = {
      FORMS({NULL, "VG|LV|Tag ...", NULL}),
      OPTS({'a', "activate", "y|n|ay",
            "Activate (load the LV's table into ulvm's device-mapper) or deactivate.", 0},
-          O_ADDTAG("LV"), O_DELTAG("LV")),
+          O_ADDTAG("LV"), O_DELTAG("LV"), O_SELECT),
      "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
      "userspace device-mapper, held by ulvmd when it runs."},
     {"vgchange", "Change volume group attributes", STYLE_LVM, FORMS({NULL, "VG ...", NULL}),
      OPTS({'a', "activate", "y|n|ay", "Activate or deactivate the VG's LVs.", 0}, O_ADDTAG("VG"),
-          O_DELTAG("VG")),
+          O_DELTAG("VG"), O_SELECT),
      "Activates or deactivates every LV of a VG, or changes the VG's tags."},
     {"dmsetup", "Userspace device-mapper (dmsetup's commands)", STYLE_TOOL,
      FORMS({NULL, "create NAME [--table TABLE] [-u|--uuid UUID]", NULL},

@@ -4,6 +4,7 @@
  * (or --separator), --noheadings, --units/--nosuffix, -o/-O, and --reportformat json in the
  * shape LVM2 prints.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -804,6 +805,21 @@ static const struct field fields[] = {
     {"seg_pe_ranges", "PE Ranges", F_STR, O_SEG, 0, f_seg_pe_ranges},
 };
 
+/* Field names compared as LVM2 does: without underscores, ignoring case. */
+static bool same_field_name(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a == '_')
+			a++;
+		while (*b == '_')
+			b++;
+		if (!*a || !*b)
+			return !*a && !*b;
+		if (tolower((unsigned char)*a++) != tolower((unsigned char)*b++))
+			return false;
+	}
+}
+
 /* LVM2 accepts names without their type prefix and a few aliases. */
 static const struct field *find_field(const char *name, enum report_type type)
 {
@@ -817,29 +833,263 @@ static const struct field *find_field(const char *name, enum report_type type)
 	char buf[128];
 
 	(void)aliases;
-	for (size_t p = 0; p < 3; p++) {
-		const char *pre = prefixes[type][p];
-		if (!pre)
-			continue;
-		snprintf(buf, sizeof(buf), "%s%s", pre, name);
-		for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
-			if (!strcmp(fields[i].name, buf))
-				return &fields[i];
-	}
+	/* exact names first; then as LVM2, without case and underscores ("LV_Size", "lvsize") */
+	for (int loose = 0; loose < 2; loose++)
+		for (size_t p = 0; p < 3; p++) {
+			const char *pre = prefixes[type][p];
+			if (!pre)
+				continue;
+			snprintf(buf, sizeof(buf), "%s%s", pre, name);
+			for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+				if (loose ? same_field_name(fields[i].name, buf)
+				          : !strcmp(fields[i].name, buf))
+					return &fields[i];
+		}
 	return NULL;
+}
+
+/* Whether ulvm reports the field (under its LVM2 name). */
+static bool have_field(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (!strcmp(fields[i].name, name))
+			return true;
+	return false;
 }
 
 int report_list_fields(enum report_type type)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-		enum fobj o = fields[i].obj;
-		bool ok = type == REPORT_PV   ? (o == O_PV || o == O_VG || o == O_PVSEG)
-		          : type == REPORT_VG ? o == O_VG
-		                              : o != O_PV;
-		if (ok)
-			printf("    %-24s - %s\n", fields[i].name, fields[i].heading);
-	}
+	/* as LVM2: one list for every report, on stderr, in LVM2's sections and words */
+	(void)type;
+	lvm2_fields_help(stderr, false, have_field);
+	fputs("   \n", stderr);
 	return 0;
+}
+
+/* ---- selection (-S) ---- */
+
+struct sel_ctx {
+	struct cli *c;
+	struct cli num; /* sizes in sectors, without a suffix */
+	enum report_type type;
+	const struct row *row;
+	struct strbuf buf;
+};
+
+static int sel_lookup(void *arg, const char *name, size_t len, struct sel_field_info *out)
+{
+	static const char *const prefixes[] = {[REPORT_PV] = "pv_",
+	                                       [REPORT_VG] = "vg_",
+	                                       [REPORT_LV] = "lv_",
+	                                       [REPORT_SEG] = "seg_",
+	                                       [REPORT_PVSEG] = "pvseg_"};
+	struct sel_ctx *x = arg;
+	const struct field *f;
+	char buf[128], pre[160];
+	enum sel_type t;
+
+	if (len >= sizeof(buf))
+		return -ENOENT;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	if (!strcmp(buf, "help") || !strcmp(buf, "?"))
+		return -EPERM;
+	if (!(f = find_field(buf, x->type))) {
+		snprintf(pre, sizeof(pre), "%s%s", prefixes[x->type], buf);
+		return lvm2_field_type(buf, &t) || lvm2_field_type(pre, &t) ? -ENOTSUP : -ENOENT;
+	}
+	out->id = (int)(f - fields);
+	out->name = f->name;
+	if (!lvm2_field_type(f->name, &out->type))
+		out->type = f->type == F_STR   ? SEL_T_STRING
+		            : f->type == F_SIZ ? SEL_T_SIZE
+		                               : SEL_T_NUMBER;
+	return 0;
+}
+
+static void sel_value(void *arg, int id, struct sel_row_value *v)
+{
+	struct sel_ctx *x = arg;
+	const struct field *f = &fields[id];
+	const struct row *r = x->row;
+
+	sb_reset(&x->buf);
+	v->s = "";
+	if ((f->obj == O_LV || f->obj == O_SEG) && !r->lv)
+		return;            /* a free PV segment */
+	if (f->get == f_lv_name) { /* hidden LVs by their name, not "[name]" */
+		v->s = r->lv->name;
+		return;
+	}
+	if (f->get == f_lv_time) {
+		v->has_time = r->lv->creation_time != 0;
+		v->time = (long long)r->lv->creation_time;
+	}
+	if (f->get == f_seg_pe_ranges)
+		v->delim = ' ';
+	f->get(f->type == F_SIZ ? &x->num : x->c, r, &x->buf);
+	if (x->buf.buf)
+		v->s = x->buf.buf;
+}
+
+struct report_sel {
+	struct sel_ctx ctx;
+	struct selection *sel;
+	struct active_set active; /* for lv_attr and lv_active of the LVs a command selects */
+};
+
+int report_select_init(struct cli *c, enum report_type type, struct report_sel **out)
+{
+	struct report_sel *rs;
+	int r;
+
+	*out = NULL;
+	if (!c->select)
+		return 0;
+	if (!(rs = calloc(1, sizeof(*rs))))
+		return -ENOMEM;
+	rs->ctx.c = c;
+	rs->ctx.num = *c;
+	rs->ctx.num.units = 's';
+	rs->ctx.num.nosuffix = true;
+	rs->ctx.type = type;
+	sb_init(&rs->ctx.buf);
+	if ((r = selection_parse(c->select, sel_lookup, &rs->ctx, have_field, stderr, &rs->sel))) {
+		report_select_free(rs);
+		return r;
+	}
+	if (!rs->sel) { /* "all" */
+		report_select_free(rs);
+		return 0;
+	}
+	*out = rs;
+	return 0;
+}
+
+void report_select_free(struct report_sel *rs)
+{
+	if (!rs)
+		return;
+	selection_free(rs->sel);
+	sb_free(&rs->ctx.buf);
+	if (rs->active.n)
+		ulvm_active_list_free(rs->active.names, rs->active.n);
+	free(rs);
+}
+
+static bool select_row(struct report_sel *rs, const struct row *r)
+{
+	if (!rs)
+		return true;
+	rs->ctx.row = r;
+	return selection_match(rs->sel, sel_value, &rs->ctx);
+}
+
+bool report_select_vg(struct report_sel *rs, struct ulvm_vg *vg)
+{
+	struct row r = {.vg = vg};
+
+	return select_row(rs, &r);
+}
+
+bool report_select_lv(struct report_sel *rs, struct ulvm_vg *vg, struct ulvm_lv *lv)
+{
+	struct row r = {.vg = vg, .lv = lv};
+
+	if (!rs)
+		return true;
+	if (!rs->active.names && ulvm_active_list(&rs->active.names, &rs->active.n))
+		rs->active.n = 0;
+	r.active = &rs->active;
+	return select_row(rs, &r);
+}
+
+bool report_select_pv(struct report_sel *rs, struct ulvm_vg *vg, struct ulvm_pv *pv,
+                      const struct ulvm_dev_info *dev)
+{
+	struct row r = {.vg = vg, .pv = pv, .dev = dev};
+
+	return select_row(rs, &r);
+}
+
+/* The names -S picks for a command, kept until exit (the command's arguments point here). */
+struct select_names {
+	struct report_sel *rs;
+	enum report_type type;
+	char *const *args;
+	int nargs;
+	char **v;
+	int n;
+};
+
+static int select_add(struct select_names *sn, const char *vg, const char *lv)
+{
+	char **v = realloc(sn->v, (size_t)(sn->n + 1) * sizeof(*v));
+	size_t len = strlen(vg) + (lv ? strlen(lv) + 1 : 0) + 1;
+
+	if (!v || !(v[sn->n] = malloc(len))) {
+		if (v)
+			sn->v = v;
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	sn->v = v;
+	snprintf(v[sn->n++], len, lv ? "%s/%s" : "%s", vg, lv ? lv : "");
+	return 0;
+}
+
+static int select_vg_names(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	struct select_names *sn = arg;
+	int r = 0;
+
+	(void)c;
+	if (sn->type == REPORT_VG) {
+		if (report_select_vg(sn->rs, vg))
+			r = select_add(sn, vg->name, NULL);
+		ulvm_vg_close(vg);
+		return r ? cli_fail(r) : ECMD_PROCESSED;
+	}
+	for (size_t l = 0; l < vg->nlvs && !r; l++) {
+		struct ulvm_lv *lv = vg->lvs[l];
+		bool named = !sn->nargs;
+		for (int i = 0; i < sn->nargs && !named; i++) {
+			char vgn[256], lvn[256];
+			if (!strcmp(sn->args[i], vg->name))
+				named = true;
+			else if (!cli_split_lv(sn->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)))
+				named = !strcmp(vgn, vg->name) && !strcmp(lvn, lv->name);
+		}
+		if (named && lv_shown(vg, lv, false) && report_select_lv(sn->rs, vg, lv))
+			r = select_add(sn, vg->name, lv->name);
+	}
+	ulvm_vg_close(vg);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+int cli_select_names(struct cli *c, enum report_type type, char ***args, int *nargs)
+{
+	static struct select_names sn;
+	int r, rc;
+
+	if (!c->select)
+		return ECMD_PROCESSED;
+	sn = (struct select_names){.type = type, .args = *args, .nargs = *nargs};
+	if ((r = report_select_init(c, type, &sn.rs)))
+		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
+	rc = cli_each_vg(c, *args, *nargs, ULVM_LOCK_READ, select_vg_names, &sn);
+	report_select_free(sn.rs);
+	*args = sn.v;
+	*nargs = sn.n;
+	return rc;
+}
+
+/* -S help (or ?): the fields with their types, then the language. */
+int report_select_help(void)
+{
+	lvm2_fields_help(stderr, true, have_field);
+	fputs("   \n", stderr);
+	selection_help(stderr);
+	return ECMD_PROCESSED;
 }
 
 #define MAX_COLS 64
@@ -1237,6 +1487,7 @@ int report_run(struct cli *c, enum report_type type)
 	size_t nvgs;
 	struct active_set active = {0};
 	struct sort_spec sp = {0};
+	struct report_sel *rsel = NULL;
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
 	int r, rc;
@@ -1258,10 +1509,15 @@ int report_run(struct cli *c, enum report_type type)
 		type = REPORT_SEG;
 	if (c->segments && type == REPORT_PV)
 		type = REPORT_PVSEG;
+	/* the criteria are checked before anything is read, as in LVM2 */
+	if ((r = report_select_init(c, type, &rsel)))
+		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
 
 	pv_report = type == REPORT_PV || type == REPORT_PVSEG;
-	if ((r = cli_open_ctx(c)))
+	if ((r = cli_open_ctx(c))) {
+		report_select_free(rsel);
 		return cli_fail(r);
+	}
 	if (!ulvm_ctx_device_count(c->ctx) && !c->quiet)
 		fprintf(stderr, "  WARNING: no devices given: use --devices PATH[,PATH...], "
 		                "--devicesfile FILE or $ULVM_DEVICES (ulvm never scans the host's "
@@ -1274,8 +1530,10 @@ int report_run(struct cli *c, enum report_type type)
 		active.n = 0;
 	/* Rows. */
 	if (pv_report) {
-		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		if ((r = ulvm_scan(c->ctx, &devs, &ndevs))) {
+			report_select_free(rsel);
 			return cli_fail(r);
+		}
 		if (cli_check_pv_args(c->args, c->nargs, devs, ndevs))
 			rc = ECMD_FAILED;
 		for (size_t d = 0; d < ndevs; d++) {
@@ -1360,6 +1618,16 @@ int report_run(struct cli *c, enum report_type type)
 			fprintf(stderr, "  Failed to find logical volume \"%s/%s\"\n", vgn, lvn);
 			rc = ECMD_FAILED;
 		}
+	}
+	/* -S: only the rows that match */
+	if (rsel) {
+		size_t kept = 0;
+		for (size_t i = 0; i < t.nrows; i++)
+			if (select_row(rsel, &t.rows[i]))
+				t.rows[kept++] = t.rows[i];
+		t.nrows = kept;
+		report_select_free(rsel);
+		rsel = NULL;
 	}
 	/* Sort. */
 	{
