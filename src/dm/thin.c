@@ -1689,6 +1689,47 @@ static void thin_status(struct dm_target *ti, enum dm_status_type type, struct s
 		sb_printf(out, "-");
 }
 
+/* Unmapped blocks are holes of zeroes (or what an external origin holds there), mapped ones
+ * data. At most BLOCK_STATUS_MAX blocks per call: the answer ends there. */
+#define BLOCK_STATUS_MAX (1u << 20)
+static int thin_block_status(struct dm_target *ti, uint64_t offset, uint64_t len,
+                             struct dm_extents *x)
+{
+	struct thin_c *tc = ti->private;
+	struct pool *p = tc->pool;
+	uint64_t end = offset + len;
+
+	if (!p->pmd || p->mode == PM_FAIL)
+		return ulvm_error(-EIO, "thin device %" PRIu64 ": the pool has failed", tc->dev_id);
+	for (unsigned n = 0; offset < end && n < BLOCK_STATUS_MAX; n++) {
+		uint64_t vb = block_of(p, offset), v;
+		uint64_t piece = MIN(end, (vb + 1) * p->block_bytes) - offset;
+		int r = lookup(p, tc, vb, &v);
+
+		if (r)
+			return r;
+		if (v != CACHE_UNMAPPED) {
+			if (!dm_extents_add(x, piece, 0))
+				return 0;
+		} else if (tc->origin && offset < tc->origin_bytes) {
+			uint64_t in = MIN(piece, tc->origin_bytes - offset);
+			uint64_t before = x->covered;
+
+			if ((r = dm_lower_block_status(tc->origin, offset, in, x)))
+				return x->covered > before ? 0 : r;
+			if (x->full || x->covered - before < in)
+				return 0;
+			if (in < piece &&
+			    !dm_extents_add(x, piece - in, DM_EXTENT_HOLE | DM_EXTENT_ZERO))
+				return 0;
+		} else if (!dm_extents_add(x, piece, DM_EXTENT_HOLE | DM_EXTENT_ZERO)) {
+			return 0;
+		}
+		offset += piece;
+	}
+	return 0;
+}
+
 static void thin_postsuspend(struct dm_target *ti)
 {
 	struct thin_c *tc = ti->private;
@@ -1730,4 +1771,5 @@ const struct dm_target_type dm_thin_target = {
     .status = thin_status,
     .postsuspend = thin_postsuspend,
     .iterate_devices = thin_iterate_devices,
+    .block_status = thin_block_status,
 };

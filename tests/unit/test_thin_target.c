@@ -288,6 +288,75 @@ static void test_not_formatted_over(void **state)
 	assert_non_null(strstr(ulvm_last_error(), "superblock"));
 }
 
+/* Block status: unmapped blocks are holes of zeroes, mapped ones data; a stack of linear
+ * over the thin volume reports the same; an external origin answers for its range. */
+static void test_block_status(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_extent ext[16];
+	struct dm_extents x;
+	struct dm_dev *pool, *thin, *lin, *ext_thin;
+	uint8_t *b = xbuf(BLOCK);
+	const unsigned HZ = DM_EXTENT_HOLE | DM_EXTENT_ZERO;
+
+	pool = make_pool(v, 32768, NULL);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 1024 thin pool 1"); /* 8 blocks */
+	memset(b, 7, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, BLOCK + 512, 512, b, 0), 0);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 3 * BLOCK, BLOCK, b, 0), 0);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 4 * BLOCK, BLOCK, b, 0), 0);
+	assert_int_equal(tio(v, thin, IO_OP_DISCARD, 4 * BLOCK, BLOCK, NULL, 0), 0);
+	memset(&x, 0, sizeof(x));
+	x.ext = ext;
+	x.max = 16;
+	assert_int_equal(dm_block_status(thin, 0, 8 * BLOCK, &x), 0);
+	assert_int_equal(x.n, 5);
+	assert_int_equal(x.covered, 8 * BLOCK);
+	assert_int_equal(ext[0].len, BLOCK);
+	assert_int_equal(ext[0].flags, HZ);
+	assert_int_equal(ext[1].len, BLOCK);
+	assert_int_equal(ext[1].flags, 0);
+	assert_int_equal(ext[2].len, BLOCK);
+	assert_int_equal(ext[2].flags, HZ);
+	assert_int_equal(ext[3].len, BLOCK);
+	assert_int_equal(ext[3].flags, 0);
+	assert_int_equal(ext[4].len, 4 * BLOCK);
+	assert_int_equal(ext[4].flags, HZ);
+	/* Unaligned, through a linear table on the thin volume. */
+	lin = create_dev(v->r, "lin", "0 512 linear thin1 256");
+	memset(&x, 0, sizeof(x));
+	x.ext = ext;
+	x.max = 16;
+	assert_int_equal(dm_block_status(lin, 4096, 2 * BLOCK, &x), 0);
+	assert_int_equal(x.n, 3);
+	assert_int_equal(ext[0].len, BLOCK - 4096);
+	assert_int_equal(ext[0].flags, HZ);
+	assert_int_equal(ext[1].len, BLOCK);
+	assert_int_equal(ext[1].flags, 0);
+	assert_int_equal(ext[2].len, 4096);
+	assert_int_equal(ext[2].flags, HZ);
+	/* An external origin (a file with a hole after its first 4 KiB) answers for itself. */
+	char origin[256];
+	snprintf(origin, sizeof(origin), "%s/origin", v->dir);
+	int fd = open(origin, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, b, 4096, 0), 4096);
+	assert_int_equal(ftruncate(fd, 2 * BLOCK), 0);
+	close(fd);
+	tmsg_ok(pool, "create_thin 2");
+	ext_thin = create_dev(v->r, "thin2", "0 512 thin pool 2 %s", origin);
+	memset(&x, 0, sizeof(x));
+	x.ext = ext;
+	x.max = 16;
+	assert_int_equal(dm_block_status(ext_thin, 0, 4 * BLOCK, &x), 0);
+	assert_int_equal(x.covered, 4 * BLOCK);
+	assert_int_equal(ext[0].flags, 0);
+	assert_true(ext[0].len >= 4096 && ext[0].len < 2 * BLOCK);
+	assert_int_equal(ext[x.n - 1].flags, HZ);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -295,6 +364,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_status_messages, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
