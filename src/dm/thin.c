@@ -268,6 +268,7 @@ struct pool {
 	struct thin_io *retry, **retry_tail; /* out of data space */
 	struct thin_io *flush_waiters, **flush_tail;
 	struct io_work worker;
+	struct io_work commit_timer; /* a commit a second after the first change since the last */
 };
 
 struct thin_c {
@@ -486,6 +487,22 @@ static int pool_commit(struct pool *p, bool flush_data)
 	return 0;
 }
 
+static void commit_timer_fn(struct io_work *w)
+{
+	struct pool *p = (struct pool *)((char *)w - offsetof(struct pool, commit_timer));
+
+	if (p->suspended) /* the suspend committed; the resume arms it again */
+		return;
+	pool_commit(p, false);
+}
+
+/* The open transaction has changes: committed within a second, as the kernel's pool does. */
+static void mark_dirty(struct pool *p)
+{
+	p->dirty = true;
+	io_engine_queue_work_after(p->e, &p->commit_timer, COMMIT_PERIOD_NS);
+}
+
 static void commit_if_due(struct pool *p)
 {
 	if (p->dirty && now_ns() - p->last_commit_ns >= COMMIT_PERIOD_NS)
@@ -570,6 +587,7 @@ static void pool_put(struct pool *p)
 		}
 	pthread_mutex_unlock(&pools_lock);
 	io_engine_cancel_work(p->e, &p->worker);
+	io_engine_cancel_work(p->e, &p->commit_timer);
 	if (p->pmd && p->dirty && p->mode < PM_READ_ONLY && thin_md_commit(p->pmd))
 		ulvm_log(ULVM_LOG_ERROR, "thin-pool: final commit failed: %s", ulvm_last_error());
 	thin_md_close(p->pmd);
@@ -777,6 +795,7 @@ static int pool_ctr(struct dm_target *ti, unsigned argc, char **argv)
 		p->retry_tail = &p->retry;
 		p->flush_tail = &p->flush_waiters;
 		p->worker.fn = pool_worker;
+		p->commit_timer.fn = commit_timer_fn;
 		p->pf = pf;
 		p->pt = pt;
 		if ((r = pool_open_metadata(p, pt, ti->len / spb))) {
@@ -871,7 +890,7 @@ static int pool_bind(struct pool *p, struct pool_c *pt, struct dm_target *ti)
 			metadata_failed(p, "resize metadata", r);
 			return r;
 		}
-		p->dirty = true;
+		mark_dirty(p);
 		if (p->mode == PM_OUT_OF_METADATA_SPACE)
 			set_mode(p, PM_WRITE);
 	}
@@ -884,7 +903,7 @@ static int pool_bind(struct pool *p, struct pool_c *pt, struct dm_target *ti)
 			metadata_failed(p, "resize data", r);
 			return r;
 		}
-		p->dirty = true;
+		mark_dirty(p);
 		p->low_water_said = false;
 		if (p->mode == PM_OUT_OF_DATA_SPACE)
 			set_mode(p, PM_WRITE);
@@ -912,6 +931,8 @@ static void pool_resume(struct dm_target *ti)
 	p->suspended = false;
 	if (p->mode == PM_WRITE)
 		requeue_retry(p);
+	if (p->dirty)
+		mark_dirty(p);
 	kick_worker(p);
 }
 
@@ -1072,7 +1093,7 @@ static int pool_message(struct dm_target *ti, unsigned argc, char **argv, struct
 #undef NARGS
 	if (r)
 		return r;
-	p->dirty = true;
+	mark_dirty(p);
 	if ((r = pool_commit(p, true)))
 		return r;
 	return 0;
@@ -1149,7 +1170,7 @@ static void unprovision(struct pool *p, struct thin_io *t)
 		if (r)
 			metadata_failed(p, "free data block", r);
 		else
-			p->dirty = true;
+			mark_dirty(p);
 	}
 }
 
@@ -1273,7 +1294,7 @@ static void provision(struct pool *p, struct thin_io *t, uint64_t old)
 		complete_tio(t, -EIO);
 		return;
 	}
-	p->dirty = true;
+	mark_dirty(p);
 	thin_md_get_sb(p->pmd, &si);
 	if (!p->low_water_said &&
 	    si.data_nr_blocks - si.data_nr_allocated <= p->pt->low_water_blocks) {
@@ -1358,7 +1379,7 @@ static void process_discard(struct pool *p, struct thin_io *t, uint64_t v)
 		complete_tio(t, -EIO);
 		return;
 	}
-	p->dirty = true;
+	mark_dirty(p);
 	map64_put(&tc->td->cache, t->vblock, CACHE_UNMAPPED);
 	t->data_block = thin_mapping_block(v);
 	if (p->pf.discard_passdown && (r = thin_md_data_count(p->pmd, t->data_block, &count))) {
@@ -1616,7 +1637,7 @@ static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req
 			*error = -EIO;
 			return DM_ENDIO_DONE;
 		}
-		p->dirty = true;
+		mark_dirty(p);
 		map64_put(&tc->td->cache, t->vblock, thin_pack_mapping(t->data_block, p->time));
 		cell_release(p, t);
 		break;
@@ -1624,7 +1645,7 @@ static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req
 		if (p->pmd && p->mode < PM_READ_ONLY) {
 			if ((r = thin_md_data_dec(p->pmd, t->data_block)))
 				metadata_failed(p, "free data block", r);
-			p->dirty = true;
+			mark_dirty(p);
 		}
 		cell_release(p, t);
 		/* a device that cannot discard: the block is unmapped all the same */

@@ -24,6 +24,7 @@
  * ring and drops every held request without running its callback.
  */
 #include <errno.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
@@ -53,6 +54,7 @@ struct io_engine {
 	struct io_req *q_head, **q_tailp;  /* queue */
 	struct io_req *d_head, **d_tailp;  /* done list */
 	struct io_work *w_head, **w_tailp; /* deferred work */
+	struct io_work *t_head;            /* timed work, not yet due */
 	unsigned held;                     /* queued + in the ring + done */
 	unsigned ndone;                    /* on the done list */
 	unsigned depth;                    /* most requests in the ring at once */
@@ -624,10 +626,58 @@ void io_engine_queue_work(struct io_engine *e, struct io_work *w)
 	e->w_tailp = &w->next;
 }
 
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void io_engine_queue_work_after(struct io_engine *e, struct io_work *w, uint64_t delay_ns)
+{
+	if (w->queued)
+		return;
+	w->queued = true;
+	w->timed = true;
+	w->due_ns = monotonic_ns() + delay_ns;
+	w->next = e->t_head;
+	e->t_head = w;
+}
+
+/* Timed work that is due joins the deferred work. */
+static void timed_due(struct io_engine *e)
+{
+	uint64_t now = monotonic_ns();
+
+	for (struct io_work **p = &e->t_head; *p;) {
+		struct io_work *w = *p;
+
+		if (w->due_ns > now) {
+			p = &w->next;
+			continue;
+		}
+		*p = w->next;
+		w->timed = false;
+		w->queued = false;
+		io_engine_queue_work(e, w);
+	}
+}
+
 void io_engine_cancel_work(struct io_engine *e, struct io_work *w)
 {
 	if (!w->queued)
 		return;
+	if (w->timed) {
+		for (struct io_work **p = &e->t_head; *p; p = &(*p)->next)
+			if (*p == w) {
+				*p = w->next;
+				break;
+			}
+		w->timed = false;
+		w->queued = false;
+		return;
+	}
 	for (struct io_work **p = &e->w_head; *p; p = &(*p)->next)
 		if (*p == w) {
 			*p = w->next;
@@ -756,6 +806,8 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 	unsigned done = 0;
 	int err = 0;
 
+	if (e->t_head)
+		timed_due(e);
 	for (;;) {
 		run_work(e);
 		issue(e, true);

@@ -97,11 +97,18 @@ struct io_work {
 	void (*fn)(struct io_work *w);
 	struct io_work *next;
 	bool queued;
+	bool timed;      /* the engine's: waiting for due_ns (io_engine_queue_work_after) */
+	uint64_t due_ns; /* the engine's */
 };
 
 /* Run `w->fn(w)` from the next io_engine_poll() (once, however often it was queued before it
  * ran). Never runs it from here. Work queued by work runs in the poll's next round. */
 void io_engine_queue_work(struct io_engine *e, struct io_work *w);
+/* Queue `w` once `delay_ns` have passed (CLOCK_MONOTONIC): the first io_engine_poll() from
+ * then on runs it. Nothing if it is queued already (timed or not). A timed work does not
+ * count in io_engine_has_queued() until it is due: a loop that polls at least now and then
+ * (ulvmd's does every second) runs it, none is kept awake by it. */
+void io_engine_queue_work_after(struct io_engine *e, struct io_work *w, uint64_t delay_ns);
 /* Take `w` off the queue if it is on it (before freeing what it points to). */
 void io_engine_cancel_work(struct io_engine *e, struct io_work *w);
 

@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "pdata/thin_metadata.h"
 #include "test_thin_util.h"
 
 #define KIB   1024u
@@ -357,6 +359,50 @@ static void test_block_status(void **state)
 	free(b);
 }
 
+/* Is vblock 0 of thin 1 mapped in what the metadata device holds (its last commit)? */
+static bool committed_mapping(struct tenv *v)
+{
+	struct thin_md_options o = {.read_only = true};
+	struct thin_md *md;
+	struct bdev *bd;
+	uint64_t b;
+	int r;
+
+	assert_int_equal(bdev_open(v->meta, BDEV_RDONLY | BDEV_NO_DIRECT, &bd), 0);
+	assert_int_equal(thin_md_open(bd, &o, &md), 0);
+	r = thin_md_lookup(md, 1, 0, &b, NULL);
+	thin_md_close(md);
+	bdev_close(bd);
+	assert_true(r == 0 || r == -ENODATA);
+	return r == 0;
+}
+
+/* Without any flush, the pool commits within about a second of a change (an event loop
+ * polls the engine at least that often). */
+static void test_commit_within_a_second(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_dev *pool, *thin;
+	uint8_t *b = xbuf(BLOCK);
+	struct timespec t0, t;
+
+	pool = make_pool(v, 32768, NULL);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 2048 thin pool 1");
+	memset(b, 3, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 0, BLOCK, b, 0), 0);
+	assert_false(committed_mapping(v));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		usleep(20000);
+		assert_true(io_engine_poll(v->e, 0) >= 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!committed_mapping(v) && t.tv_sec - t0.tv_sec < 5);
+	assert_true(committed_mapping(v));
+	assert_true(t.tv_sec - t0.tv_sec < 3);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -365,6 +411,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_commit_within_a_second, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
