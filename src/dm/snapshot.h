@@ -16,6 +16,10 @@
  * snapshot's COW) takes the exceptions over from the old table at resume, which needs the
  * old one suspended, as in the kernel.
  *
+ * The origin knows its snapshots only through the registry: a registry that holds an origin
+ * device must hold every snapshot of it before the origin is written (a process that loads
+ * the origin alone writes it unchecked, as a kernel would without the snapshot tables).
+ *
  * ulvm's dm_create runs no resume hooks: a snapshot made with dm_create is active at once
  * (the kernel's create + resume); one loaded into an inactive slot with a predecessor on the
  * same COW becomes active when it takes over at resume.
