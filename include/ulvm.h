@@ -332,6 +332,56 @@ struct ulvm_lv_info {
 };
 void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_info *out);
 
+/* ---- old-style snapshots (dm-snapshot) ----------------------------------------------------
+ * As LVM2 records them: the COW LV (the name the user gave, hidden, a plain striped LV holding
+ * the exception store) and an LV "snapshotN" whose one segment (type "snapshot") names the
+ * origin, the COW LV (`cow_store`, `merging_store` while a merge is pending) and the chunk
+ * size. Reports and commands name the snapshot by its COW LV. */
+#define ULVM_SNAPSHOT_CHUNK_DEFAULT 8u /* sectors: LVM2's default, 4 KiB */
+#define ULVM_SNAPSHOT_CHUNK_MIN     8u
+#define ULVM_SNAPSHOT_CHUNK_MAX     1024u
+struct ulvm_snapshot {
+	struct ulvm_lv *snap;   /* "snapshotN", holding the snapshot segment */
+	struct ulvm_lv *origin; /* NULL when the metadata names no such LV */
+	struct ulvm_lv *cow;    /* the LV the user names */
+	uint32_t chunk_size;    /* sectors */
+	bool merging;           /* lvconvert --merge recorded (merging_store) */
+};
+/* Whether `lv` is a snapshot: its COW LV or its snapshotN LV (*out filled, may be NULL). */
+bool ulvm_lv_snapshot(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                      struct ulvm_snapshot *out);
+/* The snapshots of `origin`, in the order they were made: the count (at most `max` filled). */
+size_t ulvm_lv_snapshots(const struct ulvm_vg *vg, const struct ulvm_lv *origin,
+                         struct ulvm_snapshot *out, size_t max);
+/* lvcreate -s, as LVM2 does it: check the request (chunk_size sectors, a power of 2 from
+ * 4 KiB to 512 KiB; the origin a plain visible LV without a merging snapshot) and cut
+ * *extents to the largest COW the origin can fill; then make the COW LV as a
+ * plain LV of *extents, commit, zero its first 4 KiB, and turn it into the snapshot's COW
+ * with ulvm_lv_snapshot_create (the snapshotN LV is added, the COW LV hidden); commit. */
+int ulvm_lv_snapshot_check(const struct ulvm_vg *vg, const struct ulvm_lv *origin,
+                           uint32_t chunk_size, uint64_t *extents);
+int ulvm_lv_snapshot_create(struct ulvm_vg *vg, struct ulvm_lv *origin, struct ulvm_lv *cow,
+                            uint32_t chunk_size);
+/* lvconvert --merge: record the merge (LVM2's merging_store); the caller commits. */
+int ulvm_lv_snapshot_merge(struct ulvm_vg *vg, struct ulvm_lv *cow);
+/* ulvm_lv_remove of a snapshot's COW LV removes the snapshot (both LVs); an origin with
+ * snapshots cannot be removed before them. */
+
+/* A snapshot target's status line ("<used>/<total> <metadata>", "Invalid", "Merge failed",
+ * "Overflow"), as `dmsetup status` prints it after the start, length and type. */
+struct ulvm_snapshot_status {
+	bool invalid, merge_failed, overflow;
+	uint64_t used, total, metadata; /* sectors */
+};
+int ulvm_snapshot_status_parse(const char *params, struct ulvm_snapshot_status *st);
+/* The status of snapshot `cow` (its COW LV) when it is active (ulvm_active_status of its
+ * device): false when it is not active, or not a snapshot. */
+bool ulvm_lv_snapshot_status(const struct ulvm_vg *vg, const struct ulvm_lv *cow,
+                             struct ulvm_snapshot_status *st);
+/* LVM2's percentage of a snapshot's status, in hundredths ("0.73" is 73): 10000 when it is
+ * invalid, as lvs shows it. */
+unsigned ulvm_snapshot_percent(const struct ulvm_snapshot_status *st);
+
 /* ---- activation and I/O ------------------------------------------------------------------
  * An LV is activated the way LVM2 activates it: its segments become a device-mapper table
  * (`dmsetup table` syntax) of linear and striped targets over the PVs, and a userspace
@@ -347,6 +397,21 @@ bool ulvm_dm_name_split(const char *dm, char *vg, size_t vglen, char *lv, size_t
 /* The UUID LVM2 gives an LV's device: "LVM-" + VG uuid + LV uuid, without dashes. */
 #define ULVM_DM_UUID_LEN 129
 void ulvm_lv_dm_uuid(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *out, size_t len);
+
+/* The devices LVM2 loads to activate `lv`, lowest first, in the order it resumes them: one
+ * for a plain LV; for an origin with snapshots (or one of its snapshots, which are activated
+ * with it) the origin's "-real" layer, each snapshot's "-cow" layer and snapshot device, and
+ * the origin's device. Names are dm names; tables name the layers by their dm names. */
+struct ulvm_lv_layer {
+	const struct ulvm_lv *lv;
+	const char *suffix; /* "real", "cow", or NULL for the LV's own device */
+	char name[300];
+	char uuid[ULVM_DM_UUID_LEN + 8];
+	char *table;
+};
+int ulvm_lv_layers(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_layer **out,
+                   size_t *n);
+void ulvm_lv_layers_free(struct ulvm_lv_layer *layers, size_t n);
 
 struct ulvm_dev;
 
@@ -475,6 +540,10 @@ int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **o
  * daemon owns what it builds). Refuses a stale record's table. */
 int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,
                            struct ulvm_dev **out);
+
+/* The status of active device `name` as `dmsetup status` prints it: from ulvmd when it runs,
+ * else built from its record in a scratch context (a snapshot's from its COW store). */
+int ulvm_active_status(const char *name, char **status);
 
 /* Inside ulvmd: what the recorded changes do to the daemon's own devices. */
 struct ulvm_active_hooks {

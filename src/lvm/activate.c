@@ -69,36 +69,47 @@ void ulvm_lv_dm_uuid(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *o
 	snprintf(out, len, "LVM-%s%s", vg->uuid, lv->uuid);
 }
 
-int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **table)
+int lv_segments_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct strbuf *sb)
 {
-	struct strbuf sb;
 	uint64_t es = vg->extent_size;
 	int r = 0;
 
-	*table = NULL;
-	/* What uses this LV may forbid a table of its own (a snapshot, for its origin). */
-	if (lv->used_by && lv->used_by_seg < lv->used_by->nsegs) {
-		const struct ulvm_seg *user = &lv->used_by->segs[lv->used_by_seg];
-
-		if (user->segtype->check_used_activation &&
-		    (r = user->segtype->check_used_activation(vg, lv, user)))
-			return r;
-	}
-	sb_init(&sb);
 	for (size_t s = 0; s < lv->nsegs && !r; s++) {
 		const struct ulvm_seg *seg = &lv->segs[s];
 
-		if (!seg->segtype->add_target_line) {
-			r = ulvm_error(-EOPNOTSUPP,
-			               "LV %s/%s: ulvm cannot activate %s segments yet", vg->name,
-			               lv->name, seg->type);
-			break;
-		}
-		sb_printf(&sb, "%llu %llu ", (unsigned long long)(seg->start_extent * es),
+		if (!seg->segtype->add_target_line)
+			return ulvm_error(-EOPNOTSUPP,
+			                  "LV %s/%s: ulvm cannot activate %s segments yet",
+			                  vg->name, lv->name, seg->type);
+		sb_printf(sb, "%llu %llu ", (unsigned long long)(seg->start_extent * es),
 		          (unsigned long long)(seg->extent_count * es));
-		if (!(r = seg->segtype->add_target_line(vg, lv, seg, &sb)))
-			sb_putc(&sb, '\n');
+		if (!(r = seg->segtype->add_target_line(vg, lv, seg, sb)))
+			sb_putc(sb, '\n');
 	}
+	return r;
+}
+
+/* The segment of another LV that decides how `lv` is activated (a snapshot's, for its origin
+ * and COW LV), or NULL. */
+static const struct ulvm_seg *lv_user_seg(const struct ulvm_lv *lv)
+{
+	return lv->used_by && lv->used_by_seg < lv->used_by->nsegs
+	           ? &lv->used_by->segs[lv->used_by_seg]
+	           : NULL;
+}
+
+int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **table)
+{
+	const struct ulvm_seg *user = lv_user_seg(lv);
+	struct strbuf sb;
+	int r;
+
+	*table = NULL;
+	sb_init(&sb);
+	if (user && user->segtype->used_table)
+		r = user->segtype->used_table(vg, lv, user, &sb);
+	else
+		r = lv_segments_table(vg, lv, &sb);
 	if (r) {
 		sb_free(&sb);
 		return r;
@@ -106,6 +117,70 @@ int ulvm_lv_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char **tab
 	if (!(*table = sb_steal(&sb)))
 		return ulvm_error(-ENOMEM, "out of memory");
 	return 0;
+}
+
+struct layers {
+	const struct ulvm_vg *vg;
+	struct ulvm_lv_layer *v;
+	size_t n;
+};
+
+static int add_layer(void *arg, const struct ulvm_lv *lv, const char *suffix, const char *table)
+{
+	struct layers *ls = arg;
+	struct ulvm_lv_layer *nv = realloc(ls->v, (ls->n + 1) * sizeof(*nv)), *l;
+	char uuid[ULVM_DM_UUID_LEN];
+
+	if (!nv)
+		return ulvm_error(-ENOMEM, "out of memory");
+	ls->v = nv;
+	l = &nv[ls->n];
+	memset(l, 0, sizeof(*l));
+	l->lv = lv;
+	l->suffix = suffix;
+	ulvm_lv_dm_name(ls->vg->name, lv->name, l->name, sizeof(l->name));
+	ulvm_lv_dm_uuid(ls->vg, lv, uuid, sizeof(uuid));
+	if (suffix) {
+		size_t o = strlen(l->name);
+		snprintf(l->name + o, sizeof(l->name) - o, "-%s", suffix);
+	}
+	snprintf(l->uuid, sizeof(l->uuid), "%s%s%s", uuid, suffix ? "-" : "", suffix ? suffix : "");
+	if (!(l->table = strdup(table)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	ls->n++;
+	return 0;
+}
+
+int ulvm_lv_layers(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_layer **out,
+                   size_t *n)
+{
+	const struct ulvm_seg *user = lv_user_seg(lv);
+	struct layers ls = {.vg = vg};
+	char *table = NULL;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	if (user && user->segtype->used_layers) {
+		r = user->segtype->used_layers(vg, lv, user, add_layer, &ls);
+	} else if (!(r = ulvm_lv_table(vg, lv, &table))) {
+		r = add_layer(&ls, lv, NULL, table);
+		free(table);
+	}
+	if (r) {
+		ulvm_lv_layers_free(ls.v, ls.n);
+		return r;
+	}
+	*out = ls.v;
+	*n = ls.n;
+	return 0;
+}
+
+void ulvm_lv_layers_free(struct ulvm_lv_layer *layers, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(layers[i].table);
+	free(layers);
 }
 
 int lv_lower_devices(const struct ulvm_vg *vg, const struct ulvm_lv *lv, seg_lower_fn fn, void *arg)

@@ -686,8 +686,10 @@ static bool table_uses(const char *table, const char *dev)
 		for (char *t = strtok_r(line, " \t", &s2); t && n < ARRAY_SIZE(w);
 		     t = strtok_r(NULL, " \t", &s2))
 			w[n++] = t;
-		if (n >= 4 && !strcmp(w[2], "linear"))
+		if (n >= 4 && (!strcmp(w[2], "linear") || !strcmp(w[2], "snapshot-origin")))
 			used = !strcmp(w[3], dev);
+		else if (n >= 5 && (!strcmp(w[2], "snapshot") || !strcmp(w[2], "snapshot-merge")))
+			used = !strcmp(w[3], dev) || !strcmp(w[4], dev);
 		else if (n >= 5 && !strcmp(w[2], "striped"))
 			for (unsigned i = 5; i < n && !used; i += 2)
 				used = !strcmp(w[i], dev);
@@ -727,6 +729,8 @@ static unsigned stacked_on(const char *name, char *user, size_t len)
 static int build(struct ulvm_ctx *ctx, const char *name, const char *table, bool own,
                  struct ulvm_dev **out);
 
+static int build_snapshots(struct ulvm_ctx *ctx, const char *name, const char *table);
+
 static int open_record(struct ulvm_ctx *ctx, const char *name, bool own, struct ulvm_dev **out)
 {
 	struct record rec;
@@ -742,6 +746,47 @@ static int open_record(struct ulvm_ctx *ctx, const char *name, bool own, struct 
 	else if (!(r = record_check(name, &rec)))
 		r = build(ctx, name, rec.table, own, out);
 	record_free(&rec);
+	return r;
+}
+
+/* The device an origin's table stacks on ("snapshot-origin X" or "snapshot-merge X ..."),
+ * into out; false for other tables. */
+static bool origin_lower(const char *table, char *out, size_t len)
+{
+	char type[32], dev[256];
+
+	if (sscanf(table, "%*u %*u %31s %255s", type, dev) != 2 ||
+	    (strcmp(type, "snapshot-origin") && strcmp(type, "snapshot-merge")))
+		return false;
+	snprintf(out, len, "%s", dev);
+	return true;
+}
+
+/* An origin built in a process for I/O brings every active snapshot of it into the same
+ * process, as the kernel's origin finds its snapshots: its writes copy into them. The
+ * snapshots are owned with it (one owner). */
+static int build_snapshots(struct ulvm_ctx *ctx, const char *name, const char *table)
+{
+	char real[256];
+	const char **names;
+	size_t n;
+	int r = 0;
+
+	if (!origin_lower(table, real, sizeof(real)) || ulvm_active_list(&names, &n))
+		return 0;
+	for (size_t i = 0; i < n && !r; i++) {
+		struct record rec;
+		struct ulvm_dev *snap;
+		char type[32], o[256];
+		if (!strcmp(names[i], name) || ulvm_dev_find(ctx, names[i]) ||
+		    record_read(names[i], ".table", &rec))
+			continue;
+		if (sscanf(rec.table, "%*u %*u %31s %255s", type, o) == 2 &&
+		    !strcmp(type, "snapshot") && !strcmp(o, real))
+			r = open_record(ctx, names[i], true, &snap);
+		record_free(&rec);
+	}
+	ulvm_active_list_free(names, n);
 	return r;
 }
 
@@ -765,6 +810,11 @@ static int build(struct ulvm_ctx *ctx, const char *name, const char *table, bool
 	if (r || (r = ulvm_dev_open_table(ctx, name, table, out)))
 		return r;
 	if (own && (r = ulvm_dev_own(*out))) {
+		ulvm_dev_close(*out);
+		*out = NULL;
+		return r;
+	}
+	if (own && (r = build_snapshots(ctx, name, table))) {
 		ulvm_dev_close(*out);
 		*out = NULL;
 	}
@@ -1089,4 +1139,28 @@ int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *t
 int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out)
 {
 	return open_record(ctx, name, true, out);
+}
+
+int ulvm_active_status(const char *name, char **status)
+{
+	struct ulvm_ctx_opts o = {.no_locking = true, .silent_scan = true};
+	struct ulvm_ctx *scratch;
+	struct ulvm_dev *dev;
+	char *table = NULL;
+	int r;
+
+	*status = NULL;
+	if ((r = ulvm_control_call("status", name, NULL, status)) != -ENOTCONN)
+		return r;
+	if ((r = ulvm_active_info(name, &table, NULL, NULL)))
+		return r;
+	if (!(r = ulvm_ctx_new(&o, &scratch))) {
+		if (!(r = ulvm_active_open_table(scratch, name, table, &dev))) {
+			r = ulvm_dev_table(dev, true, status);
+			ulvm_dev_close(dev);
+		}
+		ulvm_ctx_free(scratch);
+	}
+	free(table);
+	return r;
 }

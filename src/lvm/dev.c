@@ -128,9 +128,10 @@ struct ulvm_dev *ulvm_dev_find(struct ulvm_ctx *ctx, const char *name)
 int ulvm_dev_open_lv(struct ulvm_ctx *ctx, const char *vgname, const char *lvname,
                      struct ulvm_dev **out)
 {
+	struct ulvm_lv_layer *layers = NULL;
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
-	char name[2 * LVM_NAME_MAX + 8], *table = NULL;
+	size_t n = 0;
 	int r;
 
 	*out = NULL;
@@ -139,17 +140,24 @@ int ulvm_dev_open_lv(struct ulvm_ctx *ctx, const char *vgname, const char *lvnam
 	if (!(lv = ulvm_lv_find(vg, lvname)))
 		r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgname, lvname);
 	else
-		r = ulvm_lv_table(vg, lv, &table);
-	ulvm_vg_close(vg);
-	if (r)
-		return r;
-	ulvm_lv_dm_name(vgname, lvname, name, sizeof(name));
-	r = ulvm_dev_open_table(ctx, name, table, out);
-	free(table);
-	if (!r && (r = ulvm_dev_own(*out))) {
-		ulvm_dev_close(*out);
-		*out = NULL;
+		r = ulvm_lv_layers(vg, lv, &layers, &n);
+	/* Every device of the stack (an origin's -real, its snapshots' -cow and snapshot devices
+	 * come with it), each owned, lowest first; the LV's own device is the one returned. */
+	for (size_t i = 0; i < n && !r; i++) {
+		struct ulvm_dev *dev = ulvm_dev_find(ctx, layers[i].name);
+		if (!dev &&
+		    !(r = ulvm_dev_open_table(ctx, layers[i].name, layers[i].table, &dev)) &&
+		    (r = ulvm_dev_own(dev))) {
+			ulvm_dev_close(dev);
+			dev = NULL;
+		}
+		if (!r && layers[i].lv == lv && !layers[i].suffix)
+			*out = dev;
 	}
+	if (!r && !*out)
+		r = ulvm_error(-EINVAL, "LV %s/%s has no device of its own", vgname, lvname);
+	ulvm_lv_layers_free(layers, n);
+	ulvm_vg_close(vg);
 	return r;
 }
 

@@ -238,7 +238,7 @@ static void export_vg(struct exporter *ex, const struct ulvm_vg *vg)
 		/* LVM2 writes visible LVs first, then hidden ones. */
 		for (int pass = 0; pass < 2; pass++)
 			for (size_t i = 0; i < vg->nlvs; i++)
-				if (ulvm_lv_visible(vg->lvs[i]) == (pass == 0))
+				if (lv_visible_lvm2(vg, vg->lvs[i]) == (pass == 0))
 					export_lv(ex, lvs, vg->lvs[i], vg->extent_size);
 	}
 	for (n = vg->extra_sections ? vg->extra_sections->child : NULL; n; n = n->next) {

@@ -238,6 +238,18 @@ int ulvm_lv_remove(struct ulvm_vg *vg, struct ulvm_lv *lv)
 {
 	size_t idx = 0;
 
+	/* A snapshot goes by its COW LV: both its LVs go. */
+	if (ulvm_lv_snapshot(vg, lv, NULL)) {
+		struct ulvm_snapshot s;
+		ulvm_lv_snapshot(vg, lv, &s);
+		if (s.cow != lv)
+			return ulvm_error(-EPERM, "Can't remove hidden logical volume %s/%s",
+			                  vg->name, lv->name);
+		return snapshot_remove(vg, lv);
+	}
+	if (ulvm_lv_snapshots(vg, lv, NULL, 0))
+		return ulvm_error(-EBUSY, "Logical volume %s/%s has snapshots: remove them first.",
+		                  vg->name, lv->name);
 	if (!lv_all_striped(lv))
 		return ulvm_error(-EOPNOTSUPP, "ulvm cannot remove %s LV %s/%s yet",
 		                  ulvm_lv_segtype(lv), vg->name, lv->name);

@@ -238,6 +238,9 @@ void vg_update_derived(struct ulvm_vg *vg)
 
 bool ulvm_lv_visible(const struct ulvm_lv *lv)
 {
+	/* LVM2's snapshotN LVs are never visible, whatever their status says. */
+	if (lv->nsegs && (lv->segs[0].segtype->flags & SEG_LV_HIDDEN))
+		return false;
 	return ulvm_strlist_has(&lv->status, "VISIBLE");
 }
 

@@ -19,10 +19,15 @@ struct exporter; /* export.c */
 
 /* Flags of a segment type. */
 #define SEG_AREAS_STRIPED (1u << 0) /* areas are stripes: lv.c and alloc.c may change it */
+#define SEG_LV_HIDDEN     (1u << 1) /* its LV is never visible, whatever its status says */
 
 /* Called for each device a table stacks on: an LV of the VG, or a layer of one (`layer` is
  * the dm name suffix LVM2 gives it: "real", "cow", "tpool"; NULL = the LV itself). */
 typedef int (*seg_lower_fn)(void *arg, const struct ulvm_lv *lower, const char *layer);
+/* Called for each device an activation loads: LV `lv`'s layer `suffix` (NULL: its own
+ * device) with `table`. */
+typedef int (*seg_layer_fn)(void *arg, const struct ulvm_lv *lv, const char *suffix,
+                            const char *table);
 
 struct ulvm_segtype {
 	const char *name; /* the metadata's "type"; a trailing '*' matches a prefix ("raid*") */
@@ -49,10 +54,15 @@ struct ulvm_segtype {
 	 * start and length). NULL: ulvm cannot activate this type yet. */
 	int (*add_target_line)(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 	                       const struct ulvm_seg *seg, struct strbuf *sb);
-	/* Activation of `used`, an LV this segment uses (see link): an error when `used` must
-	 * not get a table of its own while this segment uses it. NULL: it may. */
-	int (*check_used_activation)(const struct ulvm_vg *vg, const struct ulvm_lv *used,
-	                             const struct ulvm_seg *seg);
+	/* Activation of `used`, an LV this segment uses (see link): the table of used's own
+	 * device while this segment uses it, whole lines (a snapshot's origin: snapshot-origin
+	 * over its "-real" layer; its COW LV: the snapshot). NULL: used's own segments. */
+	int (*used_table)(const struct ulvm_vg *vg, const struct ulvm_lv *used,
+	                  const struct ulvm_seg *seg, struct strbuf *sb);
+	/* The devices activating `used` loads (ulvm_lv_layers), in LVM2's order, each through
+	 * fn. NULL: used's own device only. */
+	int (*used_layers)(const struct ulvm_vg *vg, const struct ulvm_lv *used,
+	                   const struct ulvm_seg *seg, seg_layer_fn fn, void *arg);
 	/* The devices that line stacks on besides PVs, which must be active first (LVM2's
 	 * "-real", "-cow", "_tdata", "_tmeta"). NULL: none. */
 	int (*lower_devices)(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
@@ -130,6 +140,15 @@ void export_strlist(struct exporter *ex, struct cfg_node *parent, const char *ke
 void export_extras(struct exporter *ex, struct cfg_node *parent, const struct cfg_node *extra);
 void export_oom(struct exporter *ex);
 
+/* seg_snapshot.c: remove the snapshot whose COW LV is `cow` (both its LVs) from the model. */
+int snapshot_remove(struct ulvm_vg *vg, struct ulvm_lv *cow);
+
+/* seg_snapshot.c: LVM2's lv_is_visible: a snapshot's COW LV is as visible as its origin
+ * (unless it merges), whatever its status says. */
+bool lv_visible_lvm2(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+
+/* activate.c: the table of `lv`'s own segments (no layer), appended to sb. */
+int lv_segments_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct strbuf *sb);
 /* activate.c: every device `lv`'s table stacks on besides PVs, each once per segment. */
 int lv_lower_devices(const struct ulvm_vg *vg, const struct ulvm_lv *lv, seg_lower_fn fn,
                      void *arg);
