@@ -180,6 +180,7 @@ int cmd_lvrename(struct cli *c, int argc, char **argv);
 int cmd_lvs(struct cli *c, int argc, char **argv);
 int cmd_lvdisplay(struct cli *c, int argc, char **argv);
 int cmd_lvchange(struct cli *c, int argc, char **argv);
+int cmd_lvconvert(struct cli *c, int argc, char **argv);
 int cmd_vgchange(struct cli *c, int argc, char **argv);
 int cmd_dmsetup(struct cli *c, int argc, char **argv);
 int cmd_dd(struct cli *c, int argc, char **argv);
@@ -201,6 +202,9 @@ int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);
 
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);
+/* An active origin with a merging snapshot: wait for the merge (progress lines) and finish
+ * it (cmd_lv.c). 0 when there is none. */
+int cli_merge_poll(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *origin);
 
 /* Common long options every command accepts (returns true when it consumed `opt`). */
 #define COMMON_LONGOPTS                                                                            \

@@ -309,45 +309,139 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 	return dmsetup_usage();
 }
 
-/* Activate (or refresh) and deactivate one LV, as `lvchange -ay/-an` does. Its device is
- * keyed as LVM2 keys it (name VG-LV, UUID LVM-<vg uuid><lv uuid>); a stale record under
- * its name (an old VG's of the same name) gives way to the LV's own. */
+/* Whether device `name` is active as `uuid`'s; a stale record or another's under the name
+ * is removed first (an old VG's of the same name gives way). -EEXIST: a device of the name
+ * that is not an LV's. */
+static int layer_state(struct cli *c, const struct ulvm_lv_layer *l, bool *active)
+{
+	char other[ULVM_DM_UUID_LEN + 8] = "";
+
+	*active = false;
+	if (!ulvm_active_exists(l->name))
+		return 0;
+	ulvm_active_uuid(l->name, other, sizeof(other));
+	if (!strcmp(other, l->uuid) && !ulvm_active_check(l->name)) {
+		*active = true;
+		return 0;
+	}
+	if (!other[0] && !ulvm_active_check(l->name))
+		return ulvm_error(-EEXIST,
+		                  "Device %s already exists and is not an LV's: remove it first",
+		                  l->name);
+	return ulvm_active_remove(c->ctx, l->name);
+}
+
+/* Does `table` name device `dev` as a word? */
+static bool table_names(const char *table, const char *dev)
+{
+	size_t n = strlen(dev);
+
+	for (const char *p = strstr(table, dev); p; p = strstr(p + 1, dev))
+		if ((p == table || p[-1] == ' ') && (!p[n] || p[n] == ' ' || p[n] == '\n'))
+			return true;
+	return false;
+}
+
+/* Activate (or refresh) and deactivate one LV, as `lvchange -ay/-an` does: every device LVM2
+ * loads for it (ulvm_lv_layers: an origin's -real layer, its snapshots' -cow layers and
+ * devices), keyed as LVM2 keys them (name VG-LV[-layer], UUID LVM-<vg uuid><lv uuid>[-layer]).
+ * A device whose table changed is reloaded as LVM2 does: every changed device is suspended
+ * (top first), then lowest first new ones are created and changed ones loaded and resumed,
+ * so that a snapshot appears while its origin is suspended. A device stacked on a reloaded
+ * one is reloaded with it (a snapshot sees its grown COW). */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on)
 {
-	char name[300], uuid[ULVM_DM_UUID_LEN], *table;
-	bool active = ulvm_lv_active(vg, lv);
+	struct ulvm_lv_layer *l = NULL;
+	char **live = NULL;
+	bool *active = NULL, *reload = NULL, any = false;
+	size_t n = 0;
 	int r;
 
 	if (c->test) /* -t: nothing is (de)activated */
 		return 0;
-	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
-	ulvm_lv_dm_uuid(vg, lv, uuid, sizeof(uuid));
-	if (!on)
-		return active ? ulvm_active_remove(c->ctx, name) : 0;
-	if (!active && ulvm_active_exists(name)) {
-		char other[ULVM_DM_UUID_LEN] = "";
-		ulvm_active_uuid(name, other, sizeof(other));
-		if (!other[0] && !ulvm_active_check(name))
-			return ulvm_error(-EEXIST,
-			                  "Device %s already exists and is not LV %s/%s's: remove "
-			                  "it first",
-			                  name, vg->name, lv->name);
-		if ((r = ulvm_active_remove(c->ctx, name)))
-			return r;
-	}
-	if ((r = ulvm_lv_table(vg, lv, &table)))
+	if ((r = ulvm_lv_layers(vg, lv, &l, &n)))
 		return r;
-	if (!active) {
-		r = ulvm_active_create_uuid(c->ctx, name, uuid, table);
-	} else {
-		/* Already active: load the current table and swap it in, like a refresh. */
-		if (!(r = ulvm_active_suspend(name, true)) &&
-		    !(r = ulvm_active_load(c->ctx, name, table)))
-			r = ulvm_active_suspend(name, false);
-		else
-			ulvm_active_suspend(name, false);
+	if (!(active = calloc(n + 1, sizeof(*active))) ||
+	    !(reload = calloc(n + 1, sizeof(*reload))) || !(live = calloc(n + 1, sizeof(*live)))) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto out;
 	}
-	free(table);
+	if (!on) {
+		/* Nothing of the stack goes while any of its devices is open. */
+		for (size_t i = 0; i < n && !r; i++)
+			if (!l[i].suffix && ulvm_lv_active(vg, l[i].lv))
+				r = ulvm_active_busy(l[i].name);
+		for (size_t i = n; i-- > 0 && !r;)
+			if (ulvm_active_exists(l[i].name) &&
+			    (!l[i].suffix || !strcmp(l[i].suffix, "real") ||
+			     !strcmp(l[i].suffix, "cow"))) {
+				char uuid[ULVM_DM_UUID_LEN + 8] = "";
+				ulvm_active_uuid(l[i].name, uuid, sizeof(uuid));
+				if (!strcmp(uuid, l[i].uuid))
+					r = ulvm_active_remove(c->ctx, l[i].name);
+			}
+		goto out;
+	}
+	for (size_t i = 0; i < n && !r; i++) {
+		if ((r = layer_state(c, &l[i], &active[i])) || !active[i])
+			continue;
+		if ((r = ulvm_active_info(l[i].name, &live[i], NULL, NULL)))
+			break;
+		reload[i] = strcmp(live[i], l[i].table) != 0;
+		for (size_t k = 0; k < i && !reload[i]; k++)
+			reload[i] = reload[k] && table_names(l[i].table, l[k].name);
+		any |= reload[i];
+	}
+	/* Before the origin's table changes, nobody may hold a copy of it in another process:
+	 * without ulvmd that process would not copy on write into the new snapshots. */
+	for (size_t i = 0; i < n && !r; i++) {
+		char who[300];
+		if (reload[i] && !l[i].suffix &&
+		    ulvm_control_call("ping", NULL, NULL, NULL) == -ENOTCONN &&
+		    ulvm_active_owner(l[i].name, who, sizeof(who)))
+			r = ulvm_error(
+			    -EBUSY,
+			    "Logical volume %s/%s is open in %s, which would not see its new "
+			    "table without ulvmd: not changed.",
+			    vg->name, l[i].lv->name, who);
+	}
+	for (size_t i = n; any && i-- > 0 && !r;)
+		if (reload[i] && (r = ulvm_active_suspend(l[i].name, true)))
+			reload[i] = false;
+	for (size_t i = 0; i < n; i++) {
+		int e = 0;
+		if (!r && !active[i])
+			e = ulvm_active_create_uuid(c->ctx, l[i].name, l[i].uuid, l[i].table);
+		else if (reload[i]) {
+			if (!r)
+				e = ulvm_active_load(c->ctx, l[i].name, l[i].table);
+			int e2 = ulvm_active_suspend(l[i].name, false);
+			e = e ? e : e2;
+		}
+		r = r ? r : e;
+	}
+	/* A layer the stack no longer has (an origin's -real once its last snapshot went). */
+	for (size_t i = 0; i < n && !r; i++) {
+		char name[300], uuid[ULVM_DM_UUID_LEN], other[ULVM_DM_UUID_LEN + 8] = "";
+		bool listed = false;
+		if (l[i].suffix)
+			continue;
+		ulvm_lv_dm_name(vg->name, l[i].lv->name, name, sizeof(name));
+		ulvm_lv_dm_uuid(vg, l[i].lv, uuid, sizeof(uuid));
+		strncat(name, "-real", sizeof(name) - strlen(name) - 1);
+		for (size_t k = 0; k < n; k++)
+			listed |= !strcmp(l[k].name, name);
+		ulvm_active_uuid(name, other, sizeof(other));
+		if (!listed && ulvm_active_exists(name) && !strncmp(other, uuid, strlen(uuid)))
+			r = ulvm_active_remove(c->ctx, name);
+	}
+out:
+	for (size_t i = 0; live && i < n; i++)
+		free(live[i]);
+	free(live);
+	free(active);
+	free(reload);
+	ulvm_lv_layers_free(l, n);
 	return r;
 }
 
@@ -443,7 +537,8 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			struct ulvm_lv *lv = vg->lvs[l];
 			if (!ulvm_lv_visible(lv))
 				continue;
-			if ((r = cli_activate_lv(c, vg, lv, on))) {
+			if ((r = cli_activate_lv(c, vg, lv, on)) ||
+			    (on && (r = cli_merge_poll(c, vg, lv)))) {
 				rc = cli_fail(r);
 				continue;
 			}

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../util/util.h"
 #include "cli.h"
@@ -155,6 +156,79 @@ out:
 	return r;
 }
 
+/* lvcreate -s [-n NAME] -L|-l SIZE VG/ORIGIN [PV...]: as LVM2, the COW LV is made and
+ * committed as a plain LV, its first 4 KiB zeroed, then it becomes the snapshot's store
+ * (second commit), and the origin's stack is (re)loaded when it is active. */
+static int lvcreate_snapshot(struct cli *c, int argc, char **argv, struct ulvm_lv_params *p,
+                             const struct size_arg *sz, uint32_t chunk, bool activate)
+{
+	char vgn[256], lvn[256];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *origin, *cow = NULL;
+	uint64_t extents, want;
+	bool was_active;
+	int r;
+
+	if (optind >= argc || cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr,
+		        "  Please specify a logical volume to act as the snapshot origin.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (!sz->given) {
+		fprintf(stderr, "  Please specify either size or extents with snapshots.\n");
+		return EINVALID_CMD_LINE;
+	}
+	p->pvs = (const char *const *)argv + optind + 1;
+	p->npvs = (size_t)(argc - optind - 1);
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (size_t i = 0; i < p->npvs; i++)
+		if ((r = ulvm_ctx_add_device(c->ctx, p->pvs[i])))
+			return cli_fail(r);
+	if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	if ((r = ulvm_vg_require_complete(vg)))
+		goto out;
+	if (!(origin = ulvm_lv_find(vg, lvn))) {
+		r = ulvm_error(-ENOENT, "Snapshot origin LV %s not found in Volume group %s.", lvn,
+		               vgn);
+		goto out;
+	}
+	size_arg_extents(vg, origin, sz, p->pvs, p->npvs, &extents);
+	want = extents;
+	if ((r = ulvm_lv_snapshot_check(vg, origin, chunk, &extents)))
+		goto out;
+	if (extents < want) {
+		char a[64], b[64];
+		ulvm_format_size(want * vg->extent_size, 'h', true, true, a, sizeof(a));
+		ulvm_format_size(extents * vg->extent_size, 'h', true, true, b, sizeof(b));
+		cli_print("Reducing COW size %s down to maximum usable size %s.", a, b);
+	}
+	was_active = ulvm_lv_active(vg, origin);
+	p->extents = extents;
+	if ((r = ulvm_lv_create(vg, p, &cow)) || (r = ulvm_vg_commit(vg, cli_description(c))))
+		goto out;
+	if ((r = wipe_new_lv(c, vg, cow, true, false)) ||
+	    (r = ulvm_lv_snapshot_create(vg, origin, cow, chunk)) ||
+	    (r = ulvm_vg_commit(vg, cli_description(c)))) {
+		int e = cli_fail(r);
+		if (!ulvm_lv_snapshot(vg, cow, NULL) && !ulvm_lv_remove(vg, cow))
+			ulvm_vg_commit(vg, cli_description(c));
+		fprintf(stderr, "  Aborting. Failed to create snapshot of %s/%s.\n", vgn, lvn);
+		ulvm_vg_close(vg);
+		return e;
+	}
+	/* An active origin gets its snapshot at once (LVM2 activates new snapshots); an
+	 * inactive one with -ay. */
+	if (was_active || activate)
+		r = cli_activate_lv(c, vg, origin, true);
+	if (!r)
+		cli_print("Logical volume \"%s\" created.", cow->name);
+out:
+	ulvm_vg_close(vg);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
 int cmd_lvcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -171,8 +245,12 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	                                   {"wipesignatures", required_argument, NULL, 'W'},
 	                                   {"type", required_argument, NULL, 7002},
 	                                   {"setactivationskip", required_argument, NULL, 'k'},
+	                                   {"snapshot", no_argument, NULL, 's'},
+	                                   {"chunksize", required_argument, NULL, 'c'},
 	                                   {0}};
 	struct ulvm_lv_params p = {0};
+	bool snapshot = false;
+	uint32_t chunk = ULVM_SNAPSHOT_CHUNK_DEFAULT;
 	struct size_arg sz = {0};
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
@@ -186,8 +264,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	int opt, r;
 
 	p.tags = tags;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:", lo, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		switch (opt) {
@@ -256,10 +334,27 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			break;
 		case 'k':
 			break;
+		case 's':
+			snapshot = true;
+			break;
+		case 'c':
+			/* LVM2's range check is a command-line error (exit 3). */
+			if (ulvm_parse_size(optarg, 'k', &s) || !s || s > UINT32_MAX ||
+			    !is_power_of_2(s) || s < ULVM_SNAPSHOT_CHUNK_MIN ||
+			    s > ULVM_SNAPSHOT_CHUNK_MAX) {
+				fprintf(stderr,
+				        "  Chunk size must be a power of 2 in the range 4K to "
+				        "512K.\n  Run `lvcreate --help' for more information.\n");
+				return EINVALID_CMD_LINE;
+			}
+			chunk = (uint32_t)s;
+			break;
 		default:
 			return EINVALID_CMD_LINE;
 		}
 	}
+	if (snapshot)
+		return lvcreate_snapshot(c, argc, argv, &p, &sz, chunk, activate);
 	if (type && (r = ulvm_lv_params_set_type(&p, type)))
 		return cli_fail(r);
 	if (optind >= argc) {
@@ -452,6 +547,12 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 			goto out;
 		}
 	}
+	if (ulvm_lv_snapshots(vg, lv, NULL, 0) && ulvm_lv_active(vg, lv)) {
+		r = ulvm_error(-EPERM,
+		               "Snapshot origin volumes can be resized only while inactive: "
+		               "try lvchange -an.");
+		goto out;
+	}
 	if (extents < old && ulvm_lv_active(vg, lv) && (r = confirm_reduce(c, vg, lv, extents)))
 		goto out;
 	if (extents < old && !c->force && !c->yes && !ulvm_lv_active(vg, lv)) {
@@ -499,6 +600,44 @@ static bool lv_is_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 	return ulvm_active_exists(dm);
 }
 
+/* lvremove of a snapshot (named by its COW LV): asked about when active (unless -f/-y or
+ * `ask` is false: its origin's removal asked already), refused while open; its devices go,
+ * then its metadata, then an active origin gets the stack without it (linear again after
+ * the last one). */
+static int remove_snapshot(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *cow, bool ask)
+{
+	struct ulvm_snapshot s;
+	char name[256], dm[600], cowdm[700];
+	bool origin_active;
+	int r;
+
+	ulvm_lv_snapshot(vg, cow, &s);
+	snprintf(name, sizeof(name), "%s", cow->name);
+	ulvm_lv_dm_name(vg->name, cow->name, dm, sizeof(dm));
+	snprintf(cowdm, sizeof(cowdm), "%s-cow", dm);
+	if ((r = ulvm_active_busy(dm)))
+		return r;
+	if (ask && !c->force && !c->yes && lv_is_active(vg, cow) &&
+	    cli_yes_no("Do you really want to remove active logical volume %s/%s? [y/n]: ",
+	               vg->name, name) == 'n') {
+		fprintf(stderr, "  Logical volume %s/%s not removed.\n", vg->name, name);
+		return -ECANCELED;
+	}
+	origin_active = s.origin && ulvm_lv_active(vg, s.origin);
+	if (!c->test) {
+		if (ulvm_active_exists(dm) && (r = ulvm_active_remove(c->ctx, dm)))
+			return r;
+		if (ulvm_active_exists(cowdm) && (r = ulvm_active_remove(c->ctx, cowdm)))
+			return r;
+	}
+	if ((r = ulvm_lv_remove(vg, cow)) || (r = ulvm_vg_commit(vg, cli_description(c))))
+		return r;
+	if (origin_active && (r = cli_activate_lv(c, vg, s.origin, true)))
+		return r;
+	cli_print("Logical volume \"%s\" successfully removed.", name);
+	return 0;
+}
+
 int cmd_lvremove(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -538,6 +677,7 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 		for (size_t l = 0; l < vg->nlvs;) {
 			struct ulvm_lv *lv = vg->lvs[l];
 			char name[256], dm[600];
+			size_t nsnaps;
 			if ((!whole_vg && strcmp(lv->name, lvn)) ||
 			    (whole_vg && !ulvm_lv_visible(lv))) {
 				l++;
@@ -554,7 +694,60 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 				l++;
 				continue;
 			}
-			if (!c->force && !c->yes && lv_is_active(vg, lv) &&
+			if (ulvm_lv_snapshot(vg, lv, NULL)) {
+				/* A snapshot: its own question, its devices, the origin reloaded.
+				 */
+				if ((r = remove_snapshot(c, vg, lv, true))) {
+					if (r != -ECANCELED)
+						cli_fail(r);
+					rc = ECMD_FAILED;
+					l++;
+					if (!whole_vg)
+						break;
+					continue;
+				}
+				if (!whole_vg)
+					break;
+				l = 0;
+				continue;
+			}
+			nsnaps = ulvm_lv_snapshots(vg, lv, NULL, 0);
+			if (nsnaps && !c->force && !c->yes && lv_is_active(vg, lv) &&
+			    cli_yes_no("Do you really want to remove active origin logical volume "
+			               "%s/%s with %zu snapshots(s)? [y/n]: ",
+			               vg->name, name, nsnaps) == 'n') {
+				fprintf(stderr, "  Logical volume %s/%s not removed.\n", vg->name,
+				        name);
+				rc = ECMD_FAILED;
+				l++;
+				if (!whole_vg)
+					break;
+				continue;
+			}
+			/* An origin's snapshots go first (LVM2's lv_remove_with_dependencies). */
+			r = 0;
+			while (!r && ulvm_lv_snapshots(vg, lv, NULL, 0)) {
+				struct ulvm_snapshot snap;
+				ulvm_lv_snapshots(vg, lv, &snap, 1);
+				r = snap.cow ? remove_snapshot(c, vg, snap.cow, false)
+				             : ulvm_error(-EINVAL, "snapshot %s has no COW LV",
+				                          snap.snap->name);
+			}
+			if (r) {
+				cli_fail(r);
+				rc = ECMD_FAILED;
+				l++;
+				if (!whole_vg)
+					break;
+				continue;
+			}
+			if (nsnaps) {
+				l = 0;
+				for (size_t k = 0; k < vg->nlvs; k++)
+					if (vg->lvs[k] == lv)
+						l = k;
+			}
+			if (!nsnaps && !c->force && !c->yes && lv_is_active(vg, lv) &&
 			    cli_yes_no("Do you really want to remove active logical volume "
 			               "%s/%s? [y/n]: ",
 			               vg->name, name) == 'n') {
@@ -656,6 +849,51 @@ int cmd_lvs(struct cli *c, int argc, char **argv)
 	return report_cmd(c, argc, argv, REPORT_LV);
 }
 
+/* lvdisplay's "LV snapshot status": an origin lists its snapshots, a snapshot names its
+ * origin (INACTIVE, or an invalid one, as LVM2 says). */
+static void display_snapshot_lines(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                                   const struct ulvm_snapshot *snap)
+{
+	struct ulvm_snapshot_status st;
+	struct ulvm_snapshot snaps[64];
+	size_t n;
+
+	if (snap) {
+		bool valid = ulvm_lv_snapshot_status(vg, lv, &st) && !st.invalid;
+		printf("  LV snapshot status     %s destination for %s\n",
+		       valid ? "active" : "INACTIVE", snap->origin ? snap->origin->name : "");
+		return;
+	}
+	n = ulvm_lv_snapshots(vg, lv, snaps, ARRAY_SIZE(snaps));
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(snaps); i++) {
+		bool valid;
+		if (!snaps[i].cow)
+			continue;
+		valid = ulvm_lv_snapshot_status(vg, snaps[i].cow, &st) && !st.invalid;
+		if (!i)
+			printf("  LV snapshot status     source of\n");
+		printf("                         %s [%s]\n", snaps[i].cow->name,
+		       valid ? "active" : "INACTIVE");
+	}
+}
+
+static void display_cow_lines(const struct ulvm_vg *vg, const struct ulvm_lv *cow,
+                              const struct ulvm_snapshot *snap)
+{
+	struct ulvm_snapshot_status st;
+	char b[64];
+
+	ulvm_format_size((uint64_t)cow->le_count * vg->extent_size, 'h', true, true, b, sizeof(b));
+	printf("  COW-table size         %s\n", b);
+	printf("  COW-table LE           %u\n", cow->le_count);
+	if (ulvm_lv_snapshot_status(vg, cow, &st) && !st.invalid) {
+		unsigned p = ulvm_snapshot_percent(&st);
+		printf("  Allocated to snapshot  %u.%02u%%\n", p / 100, p % 100);
+	}
+	ulvm_format_size(snap->chunk_size, 'h', true, true, b, sizeof(b));
+	printf("  Snapshot chunk size    %s\n", b);
+}
+
 int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -703,7 +941,9 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 				    (!cli_split_lv(argv[a], vgn, sizeof(vgn), lvn, sizeof(lvn)) &&
 				     !strcmp(vgn, vg->name) && !strcmp(lvn, lv->name));
 			}
-			if (!sel || !ulvm_lv_visible(lv))
+			struct ulvm_snapshot snap;
+			bool is_snap = ulvm_lv_snapshot(vg, lv, &snap) && snap.cow == lv;
+			if (!sel || (!ulvm_lv_visible(lv) && !(is_snap && !snap.merging)))
 				continue;
 			uuid_format(lv->uuid, u);
 			t[0] = '\0';
@@ -718,11 +958,27 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			       ulvm_strlist_has(&lv->status, "WRITE") ? "read/write" : "read only");
 			printf("  LV Creation host, time %s, %s\n",
 			       lv->creation_host ? lv->creation_host : "", t);
-			printf("  LV Status              NOT available\n");
-			ulvm_format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true,
-			                 b, sizeof(b));
+			display_snapshot_lines(vg, lv, is_snap ? &snap : NULL);
+			if (ulvm_lv_active(vg, lv)) {
+				char dm[600];
+				unsigned opens = 0;
+				ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+				ulvm_active_open_count(dm, &opens);
+				printf("  LV Status              available\n");
+				printf("  # open                 %u\n", opens);
+			} else {
+				printf("  LV Status              NOT available\n");
+			}
+			/* A snapshot shows its origin's size, then its COW table's. */
+			ulvm_format_size(
+			    (uint64_t)(is_snap && snap.origin ? snap.origin : lv)->le_count *
+			        vg->extent_size,
+			    'h', true, true, b, sizeof(b));
 			printf("  LV Size                %s\n", b);
-			printf("  Current LE             %u\n", lv->le_count);
+			printf("  Current LE             %u\n",
+			       (is_snap && snap.origin ? snap.origin : lv)->le_count);
+			if (is_snap)
+				display_cow_lines(vg, lv, &snap);
 			printf("  Segments               %zu\n", lv->nsegs);
 			printf("  Allocation             inherit\n");
 			printf("  Read ahead sectors     auto\n   \n");
@@ -815,14 +1071,243 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 				r = ulvm_tag_del(&lv->tags, del[k]);
 			if (!r && (nadd || ndel))
 				r = ulvm_vg_commit(vg, cli_description(c));
+			struct ulvm_snapshot snap;
+			/* A snapshot is (de)activated with its origin and every other snapshot. */
+			if (!r && activate && ulvm_lv_snapshot(vg, lv, &snap) && snap.origin &&
+			    !c->yes && !c->force &&
+			    cli_yes_no("Change of snapshot %s/%s will also change its origin %s/%s "
+			               "and %zu other snapshot(s). Proceed? [y/n]: ",
+			               vgn, lvn, vgn, snap.origin->name,
+			               ulvm_lv_snapshots(vg, snap.origin, NULL, 0) - 1) == 'n') {
+				fprintf(stderr, "  Logical volume %s/%s not changed.\n", vgn, lvn);
+				rc = ECMD_FAILED;
+				ulvm_vg_close(vg);
+				continue;
+			}
 			if (!r && activate)
 				r = cli_activate_lv(c, vg, lv, activate[0] != 'n');
+			/* An origin whose snapshot merges: the merge runs now (LVM2 polls it). */
+			if (!r && activate && activate[0] != 'n')
+				r = cli_merge_poll(c, vg,
+				                   ulvm_lv_snapshot(vg, lv, &snap) && snap.origin
+				                       ? snap.origin
+				                       : lv);
 		}
 		if (r) {
 			cli_fail(r);
 			rc = ECMD_FAILED;
 		} else if (nadd || ndel) {
 			cli_print("Logical volume %s/%s changed.", vgn, lvn);
+		}
+		ulvm_vg_close(vg);
+	}
+	return rc;
+}
+
+/* ---- snapshot merge ------------------------------------------------------------------- */
+
+/* The merge's status from the origin's snapshot-merge line: 0, -EAGAIN while it runs. */
+static int merge_state(const char *text, struct ulvm_snapshot_status *st)
+{
+	const char *p = text ? strstr(text, " snapshot-merge ") : NULL;
+
+	if (!p || ulvm_snapshot_status_parse(p + 16, st))
+		return ulvm_error(-EINVAL, "the origin's device does not merge (status \"%s\")",
+		                  text ? text : "");
+	if (st->invalid || st->merge_failed)
+		return ulvm_error(-EIO, "Merge failed");
+	return st->used == st->metadata ? 0 : -EAGAIN;
+}
+
+static void merge_progress(const char *vg, const char *origin,
+                           const struct ulvm_snapshot_status *st)
+{
+	unsigned p = 10000 - ulvm_snapshot_percent(st);
+
+	if (st->used == st->metadata)
+		p = 10000;
+	cli_print("%s/%s: Merged: %u.%02u%%", vg, origin, p / 100, p % 100);
+}
+
+/* Wait for the merge into active origin `vg/origin` to finish, printing LVM2's progress
+ * lines: the merge runs in ulvmd when it runs (polled over its control socket), else in this
+ * process, which owns the stack for as long as it takes. */
+static int merge_wait(const char *vgn, const char *origin)
+{
+	char name[600], *text = NULL;
+	struct ulvm_snapshot_status st;
+	struct ulvm_dev *dev = NULL;
+	unsigned ticks = 0;
+	int r;
+
+	struct ulvm_ctx_opts o = {.no_locking = true, .silent_scan = true};
+	struct ulvm_ctx *own = NULL;
+
+	ulvm_lv_dm_name(vgn, origin, name, sizeof(name));
+	/* Without ulvmd the stack is built in a context of its own, all of it let go after. */
+	if (ulvm_control_call("ping", NULL, NULL, NULL) == -ENOTCONN &&
+	    ((r = ulvm_ctx_new(&o, &own)) || (r = ulvm_active_open(own, name, &dev)))) {
+		ulvm_ctx_free(own);
+		return r;
+	}
+	for (;;) {
+		free(text);
+		text = NULL;
+		r = dev ? ulvm_dev_table(dev, true, &text) : ulvm_active_status(name, &text);
+		if (!r)
+			r = merge_state(text, &st);
+		if (r != -EAGAIN)
+			break;
+		/* LVM2 reports every 15 s (--interval); ulvm every 2 s. */
+		if (!(ticks++ % 200))
+			merge_progress(vgn, origin, &st);
+		if (dev) {
+			int k = ulvm_ctx_poll(own, 0);
+			if (k < 0) {
+				r = k;
+				break;
+			}
+			if (!k && !ulvm_ctx_io_ready(own))
+				usleep(10000);
+		} else {
+			usleep(10000);
+		}
+	}
+	if (!r)
+		merge_progress(vgn, origin, &st);
+	free(text);
+	ulvm_ctx_free(own);
+	return r;
+}
+
+/* After the merge: the merged snapshot leaves the metadata, the origin's stack is loaded
+ * without it (snapshot-origin again, or linear after its last snapshot), then the merged
+ * snapshot's devices go. */
+static int merge_finish(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *cow)
+{
+	char name[256], dm[600], cowdm[700];
+	struct ulvm_snapshot s;
+	int r;
+
+	ulvm_lv_snapshot(vg, cow, &s);
+	snprintf(name, sizeof(name), "%s", cow->name);
+	ulvm_lv_dm_name(vg->name, cow->name, dm, sizeof(dm));
+	snprintf(cowdm, sizeof(cowdm), "%s-cow", dm);
+	if ((r = ulvm_lv_remove(vg, cow)) || (r = ulvm_vg_commit(vg, cli_description(c))) ||
+	    (r = cli_activate_lv(c, vg, s.origin, true)))
+		return r;
+	if (ulvm_active_exists(dm) && (r = ulvm_active_remove(c->ctx, dm)))
+		return r;
+	if (ulvm_active_exists(cowdm) && (r = ulvm_active_remove(c->ctx, cowdm)))
+		return r;
+	cli_print("Merge of snapshot into logical volume %s/%s has finished.", vg->name,
+	          s.origin->name);
+	return 0;
+}
+
+/* An active origin whose snapshot merges: wait for the merge and finish it (LVM2 polls in
+ * the background; ulvm in the command that activated it). */
+int cli_merge_poll(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *origin)
+{
+	struct ulvm_snapshot snaps[64];
+	size_t n = ulvm_lv_snapshots(vg, origin, snaps, ARRAY_SIZE(snaps));
+	int r;
+
+	if (c->test || !ulvm_lv_active(vg, origin))
+		return 0;
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(snaps); i++) {
+		if (!snaps[i].merging || !snaps[i].cow)
+			continue;
+		if ((r = merge_wait(vg->name, origin->name)))
+			return r;
+		return merge_finish(c, vg, snaps[i].cow);
+	}
+	return 0;
+}
+
+int cmd_lvconvert(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"merge", no_argument, NULL, 7100},
+	                                   {"mergesnapshot", no_argument, NULL, 7100},
+	                                   {"interval", required_argument, NULL, 'i'},
+	                                   {"background", no_argument, NULL, 'b'},
+	                                   {0}};
+	bool merge = false;
+	int opt, r, rc = ECMD_PROCESSED;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "i:b", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (opt == 7100)
+			merge = true;
+		else if (opt != 'i' && opt != 'b')
+			return EINVALID_CMD_LINE;
+	}
+	if (!merge || optind >= argc) {
+		fprintf(stderr, "  Usage: ulvm lvconvert --mergesnapshot VG/SNAPSHOT...\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	for (int i = optind; i < argc; i++) {
+		char vgn[256], lvn[256], origin_dm[600], snap_dm[600];
+		struct ulvm_snapshot s;
+		struct ulvm_snapshot_status st;
+		struct ulvm_vg *vg;
+		struct ulvm_lv *lv;
+
+		if (cli_split_lv(argv[i], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+			fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", argv[i]);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+			continue;
+		}
+		r = 0;
+		if (!(lv = ulvm_lv_find(vg, lvn)))
+			r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn,
+			               lvn);
+		else if (!ulvm_lv_snapshot(vg, lv, &s) || s.cow != lv || !s.origin)
+			r = ulvm_error(-EINVAL, "\"%s/%s\" is not a mergeable logical volume.", vgn,
+			               lvn);
+		else if (ulvm_lv_snapshot_status(vg, lv, &st) && st.invalid)
+			r = ulvm_error(-EINVAL, "Unable to merge invalidated snapshot LV %s/%s.",
+			               vgn, lvn);
+		if (!r) {
+			ulvm_lv_dm_name(vgn, s.origin->name, origin_dm, sizeof(origin_dm));
+			ulvm_lv_dm_name(vgn, lv->name, snap_dm, sizeof(snap_dm));
+			r = ulvm_lv_snapshot_merge(vg, lv);
+		}
+		if (!r)
+			r = ulvm_vg_commit(vg, cli_description(c));
+		if (!r && ulvm_lv_active(vg, s.origin)) {
+			unsigned oo = 0, so = 0;
+			ulvm_active_open_count(origin_dm, &oo);
+			ulvm_active_open_count(snap_dm, &so);
+			if (oo || so) {
+				/* As LVM2: the merge starts when the origin is activated next. */
+				cli_print("Delaying merge since %s is open.",
+				          oo ? "origin" : "snapshot");
+				cli_print(
+				    "Merging of snapshot %s/%s will occur on next activation of "
+				    "%s/%s.",
+				    vgn, lvn, vgn, s.origin->name);
+			} else if (!(r = cli_activate_lv(c, vg, s.origin, true))) {
+				cli_print("Merging of volume %s/%s started.", vgn, lvn);
+				r = cli_merge_poll(c, vg, s.origin);
+			}
+		} else if (!r) {
+			cli_print(
+			    "Merging of snapshot %s/%s will occur on next activation of %s/%s.",
+			    vgn, lvn, vgn, s.origin->name);
+		}
+		if (r) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
 		}
 		ulvm_vg_close(vg);
 	}

@@ -225,7 +225,9 @@ static const struct help_cmd help_cmds[] = {
      "Writes the metadata of a backup file to the VG's PVs."},
     {"lvcreate", "Create a logical volume", STYLE_LVM,
      FORMS({"Create a linear LV.", "-L|--size Size[m|UNIT] VG", "[ PV ... ]"},
-           {"Create a striped LV.", "-i|--stripes Number -L|--size Size[m|UNIT] VG", "[ PV ... ]"}),
+           {"Create a striped LV.", "-i|--stripes Number -L|--size Size[m|UNIT] VG", "[ PV ... ]"},
+           {"Create a snapshot of an LV (copy-on-write, dm-snapshot).",
+            "-s|--snapshot -L|--size Size[m|UNIT] VG/LV", "[ PV ... ]"}),
      OPTS({'l', "extents", "Number[PERCENT]",
            "The size in extents, or as %VG, %FREE, %PVS (instead of -L).", 0},
           {'n', "name", "String", "The LV's name (default lvolN).", 0},
@@ -236,8 +238,17 @@ static const struct help_cmd help_cmds[] = {
           {'W', "wipesignatures", "y|n", "Wipe signatures found at the LV's start.", 0},
           {'Z', "zero", "y|n", "Zero the LV's first 4 KiB (default y).", 0}, O_ADDTAG("LV"),
           {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
-          {0, "type", "linear|striped", "The segment type (implied by -i).", 0}),
-     "Creates a linear or striped LV in a VG, on the given PVs or anywhere in the VG."},
+          {0, "type", "linear|striped", "The segment type (implied by -i).", 0},
+          {'s', "snapshot", NULL,
+           "Create a snapshot of VG/LV: its COW LV (the name -n gives) of -L/-l, as LVM2 records "
+           "it.",
+           0},
+          {'c', "chunksize", "Size[k|UNIT]",
+           "The snapshot's chunk size: a power of 2 from 4k to 512k (default 4k).", 0}),
+     "Creates a linear or striped LV in a VG, on the given PVs or anywhere in the VG, or a "
+     "snapshot of an LV: writes to the origin first copy the old chunk into the snapshot's "
+     "COW LV, in the kernel's dm-snapshot format, so that LVM2 and the kernel use it as it "
+     "is."},
     {"lvextend", "Add space to a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [+]Size[m|UNIT] LV", "[ PV ... ]"},
            {NULL, "-l|--extents [+]Number[PERCENT] LV", "[ PV ... ]"}),
@@ -284,6 +295,19 @@ static const struct help_cmd help_cmds[] = {
           O_ADDTAG("LV"), O_DELTAG("LV"), O_SELECT),
      "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
      "userspace device-mapper, held by ulvmd when it runs."},
+    {"lvconvert", "Change logical volume layout", STYLE_LVM,
+     FORMS({"Merge COW snapshot LV into its origin.", "--mergesnapshot LV ...", NULL}),
+     OPTS({0, "mergesnapshot", NULL,
+           "Merge the snapshot back into its origin (also spelt --merge): at once when the "
+           "origin is active and unused (progress is printed until it is done), else when the "
+           "origin is activated next.",
+           0},
+          {'i', "interval", "Number", "Accepted for LVM2 compatibility.", 0},
+          {'b', "background", NULL, "Accepted for LVM2 compatibility.", 0}),
+     "Merges a snapshot into its origin, as LVM2's lvconvert does: the origin gets the "
+     "snapshot-merge target, which copies the snapshot's chunks back (in ulvmd when it runs, "
+     "else in this command); the snapshot is then removed. A merge into an origin that is "
+     "open is recorded (merging_store) and runs when the origin is activated next."},
     {"vgchange", "Change volume group attributes", STYLE_LVM, FORMS({NULL, "VG ...", NULL}),
      OPTS({'a', "activate", "y|n|ay", "Activate or deactivate the VG's LVs.", 0}, O_ADDTAG("VG"),
           O_DELTAG("VG"), O_SELECT),

@@ -508,6 +508,47 @@ static bool lv_open(const struct row *r)
 	return lv_active(r) && !ulvm_active_open_count(name, &opens) && opens;
 }
 
+/* A snapshot's status, when it is active (lv_active first: cheap for the others). */
+static bool lv_snap_status(const struct row *r, struct ulvm_snapshot_status *st)
+{
+	return lv_active(r) && ulvm_lv_snapshot_status(r->vg, r->lv, st);
+}
+static void f_snap_percent(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_snapshot_status st;
+	unsigned p;
+
+	(void)c;
+	if (!lv_snap_status(r, &st))
+		return;
+	p = ulvm_snapshot_percent(&st);
+	sb_printf(o, "%u.%02u", p / 100, p % 100);
+}
+static void f_snap_invalid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_snapshot_status st;
+
+	(void)c;
+	if (!lv_snap_status(r, &st))
+		sb_puts(o, "unknown");
+	else if (st.invalid)
+		sb_puts(o, "snapshot invalid");
+}
+static void f_chunk_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_snapshot snap;
+
+	put_size(c, o, ulvm_lv_snapshot(r->vg, r->lv, &snap) ? snap.chunk_size : 0);
+}
+static void f_lv_merging(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.role == 'O' || info.role == 'S')
+		sb_puts(o, "merging");
+}
 static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	const struct ulvm_lv *lv = r->lv;
@@ -519,7 +560,12 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	sb_putc(o, ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
 	sb_putc(o, 'i'); /* allocation policy: inherited */
 	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
-	sb_putc(o, lv_active(r) ? 'a' : '-');
+	if (info.snapshot_cow && lv_active(r)) {
+		struct ulvm_snapshot_status st;
+		sb_putc(o, lv_snap_status(r, &st) && st.invalid ? 'I' : 'a');
+	} else {
+		sb_putc(o, lv_active(r) ? 'a' : '-');
+	}
 	sb_putc(o, lv_open(r) ? 'o' : '-');
 	sb_putc(o, info.target);
 	sb_putc(o, info.zero ? 'z' : '-');
@@ -786,8 +832,11 @@ static const struct field fields[] = {
     {"lv_tags", "LV Tags", F_STR, O_LV, 0, f_lv_tags},
     {"lv_time", "CTime", F_STR, O_LV, 26, f_lv_time},
     {"lv_host", "Host", F_STR, O_LV, 10, f_lv_host},
-    {"data_percent", "Data%", F_NUM, O_LV, 6, f_empty},
-    {"snap_percent", "Snap%", F_NUM, O_LV, 6, f_empty},
+    {"data_percent", "Data%", F_NUM, O_LV, 6, f_snap_percent},
+    {"snap_percent", "Snap%", F_NUM, O_LV, 6, f_snap_percent},
+    {"chunk_size", "Chunk", F_SIZ, O_SEG, 6, f_chunk_size},
+    {"lv_snapshot_invalid", "SnapInvalid", F_STR, O_LV, 16, f_snap_invalid},
+    {"lv_merging", "Merging", F_STR, O_LV, 0, f_lv_merging},
     {"metadata_percent", "Meta%", F_NUM, O_LV, 6, f_empty},
     {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
     {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
