@@ -88,9 +88,6 @@ static char *vg_text(void)
 	lv_head(&sb, "thin1", 5, true, 1);
 	seg_head(&sb, 1, 0, 25, "thin");
 	sb_puts(&sb, "thin_pool = \"pool\"\ntransaction_id = 0\ndevice_id = 1\n}\n}\n");
-	lv_head(&sb, "snapshot0", 6, true, 1);
-	seg_head(&sb, 1, 0, 10, "snapshot");
-	sb_puts(&sb, "chunk_size = 8\norigin = \"lin\"\ncow_store = \"snap\"\n}\n}\n");
 	lv_head(&sb, "r1", 7, true, 1);
 	seg_head(&sb, 1, 0, 4, "raid1");
 	sb_puts(&sb, "device_count = 2\nregion_size = 1024\nraids = [\n\"r1_rmeta_0\", "
@@ -100,12 +97,16 @@ static char *vg_text(void)
 	sb_printf(&sb, "%s}\n", odd_body);
 	seg_head(&sb, 2, 3, 1, "frobnicate");
 	sb_puts(&sb, "}\n}\n");
+	/* LVM2's order: a COW LV counts as visible, a snapshot LV never does. */
+	linear_lv(&sb, "snap", 10, false, "pv0", 50, 2);
+	lv_head(&sb, "snapshot0", 6, true, 1);
+	seg_head(&sb, 1, 0, 10, "snapshot");
+	sb_puts(&sb, "chunk_size = 8\norigin = \"lin\"\ncow_store = \"snap\"\n}\n}\n");
 	lv_head(&sb, "pvmove0", 9, false, 1);
 	seg_head(&sb, 1, 0, 5, "mirror");
 	sb_puts(&sb,
 	        "mirror_count = 2\nextents_moved = 2\nmirrors = [\n\"pv0\", 40,\n\"pv1\", 40\n]\n"
 	        "}\n}\n");
-	linear_lv(&sb, "snap", 10, false, "pv0", 50, 2);
 	linear_lv(&sb, "pool_tmeta", 11, false, "pv0", 52, 1);
 	linear_lv(&sb, "pool_tdata", 12, false, "pv0", 53, 8);
 	linear_lv(&sb, "lvol0_pmspare", 13, false, "pv0", 61, 1);
@@ -453,13 +454,34 @@ static void test_activation(void **state)
 		snprintf(path, sizeof(path), "/nonexistent/pv%zu", i);
 		vg->pvs[i]->device = strdup(path);
 	}
-	/* "lin" is snapshot0's origin, "snap" its COW LV: no table until ulvm does
-	 * copy-on-write (issue 9). */
-	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "lin"), &table), -EOPNOTSUPP);
-	assert_null(table);
-	assert_non_null(strstr(ulvm_last_error(), "is a snapshot origin"));
-	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "snap"), &table), -EOPNOTSUPP);
-	assert_non_null(strstr(ulvm_last_error(), "is a snapshot: ulvm cannot read snapshots"));
+	/* "lin" is snapshot0's origin, "snap" its COW LV: LVM2's stack. */
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "lin"), &table), 0);
+	assert_string_equal(table, "0 81920 snapshot-origin stvg-lin-real\n");
+	free(table);
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "snap"), &table), 0);
+	assert_string_equal(table, "0 81920 snapshot stvg-lin-real stvg-snap-cow P 8\n");
+	free(table);
+	{
+		struct ulvm_lv_layer *ly;
+		size_t n;
+		static const char *const names[] = {"stvg-lin-real", "stvg-snap-cow", "stvg-snap",
+		                                    "stvg-lin"};
+		/* activating either activates the whole stack, in LVM2's resume order */
+		for (int which = 0; which < 2; which++) {
+			assert_int_equal(
+			    ulvm_lv_layers(vg, ulvm_lv_find(vg, which ? "snap" : "lin"), &ly, &n),
+			    0);
+			assert_int_equal(n, 4);
+			for (size_t i = 0; i < n; i++)
+				assert_string_equal(ly[i].name, names[i]);
+			assert_string_equal(ly[0].table, "0 81920 linear /nonexistent/pv0 2048\n");
+			assert_string_equal(ly[1].table,
+			                    "0 16384 linear /nonexistent/pv0 411648\n");
+			assert_non_null(strstr(ly[0].uuid, "-real"));
+			assert_non_null(strstr(ly[1].uuid, "-cow"));
+			ulvm_lv_layers_free(ly, n);
+		}
+	}
 	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "str"), &table), 0);
 	assert_string_equal(table, "0 65536 striped 2 128 /nonexistent/pv0 83968 "
 	                           "/nonexistent/pv1 2048\n");
@@ -490,6 +512,80 @@ static void test_activation(void **state)
 	vg_free(vg);
 }
 
+/* Snapshot status lines, LVM2's percentages, and the operations on the model. */
+static void test_snapshot_ops(void **state)
+{
+	struct ulvm_vg *vg = the_vg();
+	struct ulvm_snapshot_status st;
+	struct ulvm_snapshot sn;
+	struct ulvm_lv_params p = {.name = "c2", .extents = 2};
+	struct ulvm_lv *cow, *str;
+	uint64_t ext = 100;
+	char *table;
+
+	(void)state;
+	assert_int_equal(ulvm_snapshot_status_parse("120/16384 16", &st), 0);
+	assert_int_equal(st.used, 120);
+	assert_int_equal(ulvm_snapshot_percent(&st), 73); /* lvm2: 0.73 */
+	assert_int_equal(ulvm_snapshot_status_parse("16/16384 16", &st), 0);
+	assert_int_equal(ulvm_snapshot_percent(&st), 0); /* only metadata: 0.00 */
+	assert_int_equal(ulvm_snapshot_status_parse("384/16384 256", &st), 0);
+	assert_int_equal(ulvm_snapshot_percent(&st), 234);
+	assert_int_equal(ulvm_snapshot_status_parse("16383/16384 16", &st), 0);
+	assert_int_equal(ulvm_snapshot_percent(&st), 9999); /* never 100.00 unless full */
+	assert_int_equal(ulvm_snapshot_status_parse("Invalid", &st), 0);
+	assert_true(st.invalid);
+	assert_int_equal(ulvm_snapshot_percent(&st), 10000);
+	assert_int_equal(ulvm_snapshot_status_parse("Merge failed", &st), 0);
+	assert_true(st.merge_failed);
+	assert_int_equal(ulvm_snapshot_status_parse("12/x", &st), -EINVAL);
+
+	for (size_t i = 0; i < vg->npvs; i++)
+		vg->pvs[i]->device = strdup("/nonexistent/pv");
+	str = ulvm_lv_find(vg, "str");
+	/* checks: chunk sizes, snapshots of snapshots, the COW cut to what the origin fills */
+	assert_int_equal(ulvm_lv_snapshot_check(vg, str, 12, &ext), -EINVAL);
+	assert_int_equal(ulvm_lv_snapshot_check(vg, str, 2048, &ext), -EINVAL);
+	assert_int_equal(ulvm_lv_snapshot_check(vg, ulvm_lv_find(vg, "snap"), 8, &ext), -EINVAL);
+	assert_int_equal(ulvm_lv_snapshot_check(vg, str, 8, &ext), 0);
+	assert_int_equal(ext, 9); /* 32 MiB origin, 4k chunks: 65536+8+128 sectors -> 9 extents */
+	assert_int_equal(ulvm_lv_create(vg, &p, &cow), 0);
+	assert_true(ulvm_lv_visible(cow));
+	assert_int_equal(ulvm_lv_snapshot_create(vg, str, cow, 16), 0);
+	assert_false(ulvm_lv_visible(cow));
+	assert_true(ulvm_lv_snapshot(vg, cow, &sn));
+	assert_ptr_equal(sn.origin, str);
+	assert_ptr_equal(sn.cow, cow);
+	assert_int_equal(sn.chunk_size, 16);
+	assert_string_equal(sn.snap->name, "snapshot1");
+	assert_false(ulvm_lv_visible(sn.snap)); /* VISIBLE in its status, never visible */
+	assert_true(ulvm_strlist_has(&sn.snap->status, "VISIBLE"));
+	assert_int_equal(ulvm_lv_snapshots(vg, str, NULL, 0), 1);
+	assert_int_equal(ulvm_lv_remove(vg, str), -EBUSY); /* its snapshot first */
+	/* merge: merging_store, the snapshot LV loses VISIBLE, the origin gets snapshot-merge */
+	assert_int_equal(ulvm_lv_snapshot_merge(vg, cow), 0);
+	assert_true(ulvm_lv_snapshot(vg, cow, &sn));
+	assert_true(sn.merging);
+	assert_false(ulvm_strlist_has(&sn.snap->status, "VISIBLE"));
+	assert_int_equal(ulvm_lv_snapshot_merge(vg, cow), -EBUSY);
+	assert_int_equal(ulvm_lv_table(vg, str, &table), 0);
+	assert_string_equal(table, "0 65536 snapshot-merge stvg-str-real stvg-c2-cow P 16\n");
+	free(table);
+	assert_int_equal(ulvm_lv_table(vg, cow, &table), 0);
+	assert_string_equal(table, "0 65536 error\n");
+	free(table);
+	/* removing the COW LV removes the snapshot */
+	assert_int_equal(ulvm_lv_remove(vg, cow), 0);
+	assert_null(ulvm_lv_find(vg, "c2"));
+	assert_null(ulvm_lv_find(vg, "snapshot1"));
+	assert_int_equal(ulvm_lv_snapshots(vg, str, NULL, 0), 0);
+	assert_int_equal(ulvm_lv_table(vg, str, &table), 0);
+	assert_string_equal(table,
+	                    "0 65536 striped 2 128 /nonexistent/pv 83968 /nonexistent/pv 2048\n");
+	free(table);
+	vg_free(vg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +596,7 @@ int main(void)
 	    cmocka_unit_test(test_mirror_overlap_refused),
 	    cmocka_unit_test(test_lv_info),
 	    cmocka_unit_test(test_activation),
+	    cmocka_unit_test(test_snapshot_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
