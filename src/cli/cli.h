@@ -34,8 +34,10 @@ struct cli {
 	const char *separator;
 	bool aligned;
 	bool unquoted, nameprefixes, rows;
-	const char *select; /* -S/--select: LVM2's selection criteria */
-	bool silent_scan;   /* the command reports scan problems itself (pvck) */
+	const char *select;    /* -S/--select: LVM2's selection criteria */
+	uint64_t units_factor; /* --units 4k: bytes per unit "U" (0: c->units) */
+	bool json_std;         /* --reportformat json_std */
+	bool silent_scan;      /* the command reports scan problems itself (pvck) */
 	/* positional arguments */
 	char **args;
 	int nargs;
@@ -116,6 +118,7 @@ bool selection_match(const struct selection *sel, sel_value_fn get, void *row);
 void selection_free(struct selection *sel);
 void selection_help(FILE *f); /* the operands, reserved values and operators */
 const char *selection_type_name(enum sel_type t);
+bool selection_binary_field(const char *name); /* set or not: "allocatable" or blank, 1 or 0 */
 /* fields.c: LVM2's field catalogue (descriptions, selection types) */
 bool lvm2_field_type(const char *name, enum sel_type *type);
 void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field));

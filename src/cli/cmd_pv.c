@@ -1,5 +1,7 @@
 /* PV commands: pvcreate, pvremove, pvs, pvdisplay, pvck. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -296,7 +298,47 @@ int cmd_pvremove(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
-/* Report options for pvs, vgs, lvs. Returns 1 if handled. */
+/* The command whose options report_opt parses, for LVM2's "Run `lvs --help'" line. */
+static const char *report_cmd_name = "lvs";
+
+/* --units as LVM2 reads it: a unit letter, or a number and a letter ("4k": units of 4 KiB,
+ * printed with the suffix U; "1.5k" keeps the letter). 0, or -EINVAL. */
+static int parse_units(struct cli *c, const char *arg)
+{
+	static const char letters[] = "hHrRbBsSkKmMgGtTpPeE";
+	const char *u = arg;
+	double value = 1;
+	unsigned long long whole = 1, mult = 1;
+
+	if (isdigit((unsigned char)*u)) {
+		char *end;
+		value = strtod(u, &end);
+		whole = strtoull(u, NULL, 10);
+		u = end;
+	}
+	if (!*u || u[1] || !strchr(letters, *u) || value <= 0)
+		return -EINVAL;
+	c->units = *u;
+	c->units_factor = 0;
+	if (strchr("hHrR", *u))
+		return 0; /* human units take no number */
+	if (*u == 's' || *u == 'S')
+		mult = 512;
+	else if (*u != 'b' && *u != 'B') {
+		const char *p = strchr("kmgtpe", tolower((unsigned char)*u));
+		for (long i = 0; i <= p - "kmgtpe"; i++)
+			mult *= isupper((unsigned char)*u) ? 1000 : 1024;
+	}
+	if (fabs(value - 1) < 1e-9)
+		return 0;
+	c->units_factor = (uint64_t)(value * (double)mult);
+	if (whole != 1)
+		c->units = 'U';
+	return 0;
+}
+
+/* Report options for pvs, vgs, lvs. Returns 1 if handled, -1 after a command-line error
+ * (said as LVM2 says it). */
 int report_opt(struct cli *c, int opt, const char *arg);
 int report_opt(struct cli *c, int opt, const char *arg)
 {
@@ -312,9 +354,10 @@ int report_opt(struct cli *c, int opt, const char *arg)
 		c->all = true;
 		return 1;
 	case 3000:
-		c->units = arg[0];
-		if (!strchr("hHrRbBsSkKmMgGtTpPeE", c->units) || arg[1]) {
-			ulvm_error(-EINVAL, "Invalid units specification \"%s\"", arg);
+		if (parse_units(c, arg)) {
+			fprintf(stderr, "  Invalid units specification\n");
+			fprintf(stderr, "  Run `%s --help' for more information.\n",
+			        report_cmd_name);
 			return -1;
 		}
 		return 1;
@@ -328,10 +371,14 @@ int report_opt(struct cli *c, int opt, const char *arg)
 		c->separator = arg;
 		return 1;
 	case 3004:
-		if (!strcmp(arg, "json") || !strcmp(arg, "json_std"))
+		c->json = c->json_std = false;
+		if (!strcmp(arg, "json"))
 			c->json = true;
+		else if (!strcmp(arg, "json_std")) /* LVM2 2.03.17's: bare numbers, arrays */
+			c->json = c->json_std = true;
 		else if (strcmp(arg, "basic")) {
-			ulvm_error(-EINVAL, "Unknown report format \"%s\"", arg);
+			fprintf(stderr, "  Invalid argument for --reportformat: %s\n", arg);
+			fprintf(stderr, "  Error during parsing of command line.\n");
 			return -1;
 		}
 		return 1;
@@ -343,6 +390,15 @@ int report_opt(struct cli *c, int opt, const char *arg)
 		return 1;
 	case 3007:
 		c->binary = true;
+		return 1;
+	case 3008:
+		c->nameprefixes = true;
+		return 1;
+	case 3009:
+		c->unquoted = true;
+		return 1;
+	case 3010:
+		c->rows = true;
 		return 1;
 	case 'S':
 		c->select = arg;
@@ -358,7 +414,9 @@ int report_opt(struct cli *c, int opt, const char *arg)
 	    {"separator", required_argument, NULL, 3003},                                          \
 	    {"reportformat", required_argument, NULL, 3004},                                       \
 	    {"segments", no_argument, NULL, 3005}, {"aligned", no_argument, NULL, 3006},           \
-	    {"select", required_argument, NULL, 'S'},                                              \
+	    {"select", required_argument, NULL, 'S'}, {"nameprefixes", no_argument, NULL, 3008},   \
+	    {"unquoted", no_argument, NULL, 3009}, {"rows", no_argument, NULL, 3010},              \
+	    {"configreport", required_argument, NULL, 3011},                                       \
 	{                                                                                          \
 		"binary", no_argument, NULL, 3007                                                  \
 	}
@@ -367,16 +425,39 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, REPORT_LONGOPTS, {0}};
+	static const char *const kinds[] = {"log", "vg", "lv", "pv", "pvseg", "seg"};
+	/* --configreport NAME: the -o, -O and -S that follow are for that report; those of
+	 * another report (the log report, a VG report in lvs) are not this one's */
+	const char *own[] = {[REPORT_PV] = "pv pvseg",
+	                     [REPORT_VG] = "vg",
+	                     [REPORT_LV] = "lv seg",
+	                     [REPORT_SEG] = "lv seg",
+	                     [REPORT_PVSEG] = "pv pvseg"};
+	bool other = false;
 	int opt, r;
 
+	report_cmd_name = argv[0];
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:aS:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (opt == 3011) {
+			bool known = false;
+			for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
+				known |= !strcmp(kinds[k], optarg);
+			if (!known) {
+				fprintf(stderr, "  Invalid argument for --configreport: %s\n",
+				        optarg);
+				fprintf(stderr, "  Error during parsing of command line.\n");
+				return EINVALID_CMD_LINE;
+			}
+			other = !strstr(own[type], optarg);
+			continue;
+		}
+		if (other && (opt == 'o' || opt == 'O' || opt == 'S'))
 			continue;
 		r = report_opt(c, opt, optarg);
 		if (r == 1)
 			continue;
-		if (r < 0)
-			return cli_fail(-EINVAL);
 		return EINVALID_CMD_LINE;
 	}
 	for (int i = 0; i < c->nfields; i++)

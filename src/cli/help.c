@@ -113,7 +113,7 @@ static const struct help_opt common_opts[] = {
 	{                                                                                          \
 		0, "units", "r|R|h|H|b|B|s|S|k|K|m|M|g|G|t|T|p|P|e|E",                             \
 		    "Units of the sizes printed: h is human-readable, capitals are powers of "     \
-		    "1000.",                                                                       \
+		    "1000; a number before the letter (4k) counts in units of that size (U).",     \
 		    0                                                                              \
 	}
 #define PVFMT_OPTS                                                                                 \
@@ -142,7 +142,13 @@ static const struct help_opt common_opts[] = {
 	    {0, "binary", NULL, "Print 0/1 for binary fields instead of words.", 0},               \
 	    {0, "noheadings", NULL, "Leave out the heading line.", 0},                             \
 	    {0, "nosuffix", NULL, "Leave out the unit suffix of sizes.", 0},                       \
-	    {0, "reportformat", "basic|json", "Plain columns (basic) or JSON.", 0},                \
+	    {0, "reportformat", "basic|json|json_std",                                             \
+	     "Plain columns (basic), JSON, or JSON with bare numbers and lists as arrays.", 0},    \
+	    {0, "nameprefixes", NULL, "Print each value as LVM2_FIELD='value'.", 0},               \
+	    {0, "unquoted", NULL, "With --nameprefixes: leave the values unquoted.", 0},           \
+	    {0, "rows", NULL, "A line per field, the values across.", 0},                          \
+	    {0, "configreport", "log|vg|lv|pv|pvseg|seg",                                          \
+	     "The -o, -O and -S that follow are for this report (another's are ignored).", 0},     \
 	    {0, "segments", NULL, "One line per segment.", 0},                                     \
 	    {0, "separator", "String", "Separate the columns by this string.", 0}, O_SELECT,       \
 	    O_UNITS

@@ -45,6 +45,11 @@ struct field {
 
 void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len)
 {
+	if (c->units_factor) { /* --units 4k: in units of that many bytes, suffix U */
+		char sfx[2] = {c->nosuffix ? '\0' : c->units, '\0'};
+		snprintf(buf, len, "%.2f%s", (double)sectors * 512 / (double)c->units_factor, sfx);
+		return;
+	}
 	ulvm_format_size(sectors, c->units ? c->units : 'r', !c->nosuffix, false, buf, len);
 }
 
@@ -133,7 +138,8 @@ static void f_pv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 		sb_puts(o, "---");
 		return;
 	}
-	sb_putc(o, ulvm_strlist_has(&r->pv->status, "ALLOCATABLE") ? 'a' : '-');
+	/* as LVM2: a PV of a VG is (a)llocatable, or else (u)sed */
+	sb_putc(o, ulvm_strlist_has(&r->pv->status, "ALLOCATABLE") ? 'a' : 'u');
 	sb_putc(o, ulvm_strlist_has(&r->pv->status, "EXPORTED") ? 'x' : '-');
 	sb_putc(o, r->pv->missing ? 'm' : '-');
 }
@@ -1000,6 +1006,7 @@ int report_select_init(struct cli *c, enum report_type type, struct report_sel *
 	rs->ctx.c = c;
 	rs->ctx.num = *c;
 	rs->ctx.num.units = 's';
+	rs->ctx.num.units_factor = 0;
 	rs->ctx.num.nosuffix = true;
 	rs->ctx.type = type;
 	sb_init(&rs->ctx.buf);
@@ -1144,6 +1151,7 @@ int report_select_help(void)
 #define MAX_COLS 64
 
 struct table {
+	bool segments_given; /* --segments (not fields that imply segments) */
 	const struct field *cols[MAX_COLS];
 	size_t ncols;
 	char **cells; /* nrows * ncols */
@@ -1316,6 +1324,7 @@ static int sort_rows(struct cli *c, struct table *t, struct sort_spec *sp)
 
 	/* Sizes compare as numbers: format them in bytes without a suffix. */
 	numeric.units = 'b';
+	numeric.units_factor = 0;
 	numeric.nosuffix = true;
 	sb_init(&pool);
 	sb_init(&cell);
@@ -1398,6 +1407,58 @@ static void put_padded(struct strbuf *o, const char *v, size_t width, bool right
 		put_spaces(o, pad);
 }
 
+/* How a field's value goes into JSON: LVM2's json quotes everything; json_std writes
+ * numbers (and blank ones as null) bare and string lists as arrays. */
+static void json_value(struct cli *c, struct strbuf *o, const struct field *f, const char *v)
+{
+	enum sel_type t;
+
+	if (!c->json_std || !lvm2_field_type(f->name, &t))
+		t = f->type == F_NUM ? SEL_T_NUMBER : SEL_T_STRING;
+	if (c->json_std && (t == SEL_T_NUMBER || t == SEL_T_PERCENT)) {
+		bool numeric = *v && strspn(v, "0123456789.-") == strlen(v);
+		if (!*v)
+			sb_puts(o, "null");
+		else if (numeric)
+			sb_puts(o, v);
+		else
+			json_str(o, v);
+		return;
+	}
+	if (c->json_std && t == SEL_T_STRLIST) {
+		const char *p = v;
+		char delim = !strcmp(f->name, "seg_pe_ranges") ? ' ' : ',';
+		sb_putc(o, '[');
+		while (*p) {
+			const char *e = strchr(p, delim);
+			char item[4096];
+			size_t n = e ? (size_t)(e - p) : strlen(p);
+			snprintf(item, sizeof(item), "%.*s", (int)n, p);
+			if (p != v)
+				sb_putc(o, ',');
+			json_str(o, item);
+			p += n + (e != NULL);
+		}
+		sb_putc(o, ']');
+		return;
+	}
+	json_str(o, v);
+}
+
+/* --nameprefixes: LVM2_FIELD_NAME='value' */
+static void put_prefixed(struct cli *c, struct strbuf *o, const struct field *f, const char *v)
+{
+	sb_puts(o, "LVM2_");
+	for (const char *p = f->name; *p; p++)
+		sb_putc(o, (char)toupper((unsigned char)*p));
+	sb_putc(o, '=');
+	if (!c->unquoted)
+		sb_putc(o, '\'');
+	sb_puts(o, v);
+	if (!c->unquoted)
+		sb_putc(o, '\'');
+}
+
 static void print_table(struct cli *c, struct table *t, enum report_type type)
 {
 	static const char *const json_names[] = {"pv", "vg", "lv", "seg", "pvseg"};
@@ -1407,9 +1468,14 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 	/* Rows go to stdout a line at a time (stdio buffers them). */
 	sb_init(&o);
 	if (c->json) {
+		/* as LVM2: "seg" and "pvseg" only for --segments; LV or segment fields in a
+		 * report keep its name */
+		if (!t->segments_given)
+			type = type == REPORT_SEG     ? REPORT_LV
+			       : type == REPORT_PVSEG ? REPORT_PV
+			                              : type;
 		sb_puts(&o, "  {\n      \"report\": [\n          {\n");
-		sb_printf(&o, "              \"%s\": [\n",
-		          json_names[type == REPORT_SEG ? REPORT_LV : type]);
+		sb_printf(&o, "              \"%s\": [\n", json_names[type]);
 		for (size_t r = 0; r < t->nrows; r++) {
 			sb_puts(&o, "                  {");
 			for (size_t k = 0; k < t->ncols; k++) {
@@ -1417,7 +1483,7 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 					sb_puts(&o, ", ");
 				json_str(&o, t->cols[k]->name);
 				sb_putc(&o, ':');
-				json_str(&o, t->cells[r * t->ncols + k]);
+				json_value(c, &o, t->cols[k], t->cells[r * t->ncols + k]);
 			}
 			sb_puts(&o, r + 1 < t->nrows ? "},\n" : "}\n");
 			fputs(o.buf, stdout);
@@ -1430,13 +1496,36 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 	}
 	if (!t->nrows)
 		return; /* LVM2 prints nothing, not even headings, for an empty report */
+	/* LVM2's declared widths hold the heading, and hold without headings too */
 	for (size_t k = 0; k < t->ncols; k++) {
-		widths[k] = c->noheadings ? 0 : MAX(strlen(t->cols[k]->heading), t->cols[k]->width);
+		widths[k] = MAX(strlen(t->cols[k]->heading), t->cols[k]->width);
 		for (size_t r = 0; r < t->nrows; r++)
 			widths[k] = MAX(widths[k], strlen(t->cells[r * t->ncols + k]));
 	}
-	bool align = !c->separator || c->aligned;
+	bool align = (!c->separator || c->aligned) && !c->nameprefixes && !c->rows;
 	const char *sep = c->separator ? c->separator : " ";
+	if (c->rows) { /* --rows: a line per field, its values across */
+		for (size_t k = 0; k < t->ncols; k++) {
+			sb_puts(&o, "  ");
+			if (!c->noheadings) {
+				sb_puts(&o, t->cols[k]->heading);
+				sb_puts(&o, sep);
+			}
+			for (size_t r = 0; r < t->nrows; r++) {
+				if (r)
+					sb_puts(&o, sep);
+				if (c->nameprefixes)
+					put_prefixed(c, &o, t->cols[k], t->cells[r * t->ncols + k]);
+				else
+					sb_puts(&o, t->cells[r * t->ncols + k]);
+			}
+			sb_putc(&o, '\n');
+			fputs(o.buf, stdout);
+			sb_reset(&o);
+		}
+		sb_free(&o);
+		return;
+	}
 	if (!c->noheadings) {
 		sb_puts(&o, "  ");
 		for (size_t k = 0; k < t->ncols; k++) {
@@ -1455,10 +1544,13 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 		sb_puts(&o, "  ");
 		for (size_t k = 0; k < t->ncols; k++) {
 			const char *v = t->cells[r * t->ncols + k];
-			bool right = t->cols[k]->type != F_STR;
+			bool right = t->cols[k]->type != F_STR ||
+			             (c->binary && selection_binary_field(t->cols[k]->name));
 			if (k)
 				sb_puts(&o, sep);
-			if (align)
+			if (c->nameprefixes)
+				put_prefixed(c, &o, t->cols[k], v);
+			else if (align)
 				put_padded(&o, v, widths[k], right);
 			else
 				sb_puts(&o, v);
@@ -1542,6 +1634,7 @@ int report_run(struct cli *c, enum report_type type)
 	int r, rc;
 	bool replaced = false, pv_report;
 
+	t.segments_given = c->segments;
 	if (c->segments && type == REPORT_LV)
 		type = REPORT_SEG;
 	if (c->segments && type == REPORT_PV)
@@ -1715,6 +1808,14 @@ int report_run(struct cli *c, enum report_type type)
 						put_size(c, &cell, 0);
 				} else {
 					t.cols[k]->get(c, &t.rows[rr], &cell);
+				}
+				/* --binary (and json_std): 1 or 0 for the fields that are set or
+				 * not */
+				if ((c->binary || c->json_std) &&
+				    selection_binary_field(t.cols[k]->name)) {
+					bool on = cell.len > 0;
+					sb_reset(&cell);
+					sb_putc(&cell, on ? '1' : '0');
 				}
 				offs[rr * t.ncols + k] = pool.len;
 				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);

@@ -371,6 +371,11 @@ static int binary_index(const char *field)
 	return -1;
 }
 
+bool selection_binary_field(const char *name)
+{
+	return binary_index(name) >= 0;
+}
+
 /* A reserved word at s (quoted or not) for this field: sets the node's value. */
 static const char *reserved(struct parser *p, struct sel_node *n, const char *s, bool *hit)
 {
