@@ -115,7 +115,7 @@ uint32_t refcounts_get(const struct refcounts *rc, uint64_t b)
 {
 	if (b >= rc->n)
 		return 0;
-	if (rc->arr)
+	if (rc->arr && rc->arr[b] < UINT8_MAX)
 		return rc->arr[b];
 	uint32_t *v = u64map_get(&rc->map, b);
 	return v ? *v : 0;
@@ -125,9 +125,13 @@ int refcounts_inc(struct refcounts *rc, uint64_t b)
 {
 	if (b >= rc->n)
 		return 0;
-	if (rc->arr) {
-		rc->arr[b] += rc->arr[b] < UINT32_MAX;
+	if (rc->arr && rc->arr[b] < UINT8_MAX - 1) {
+		rc->arr[b]++;
 		return 0;
+	}
+	if (rc->arr && rc->arr[b] == UINT8_MAX - 1) {
+		rc->arr[b] = UINT8_MAX; /* from here on the count is in the map */
+		return u64map_put(&rc->map, b, UINT8_MAX);
 	}
 	uint32_t *v = u64map_get(&rc->map, b);
 	if (v) {

@@ -27,12 +27,13 @@ int u64map_put(struct u64map *m, uint64_t key, uint32_t val);
 
 #endif
 
-/* Reference counters over a range of blocks: an array when the range is small enough
- * (REFCOUNTS_DENSE_MAX blocks, 64 MiB), else the map, whose size follows the blocks
- * actually counted. For the checker and thin_ls, which count data blocks of any size. */
-#define REFCOUNTS_DENSE_MAX (16ull << 20)
+/* Reference counters over a range of blocks: a byte per block when the range is small
+ * enough (REFCOUNTS_DENSE_MAX blocks, 64 MiB), with the counts of 255 and more in the map;
+ * else the map alone, whose size follows the blocks actually counted. For the checker and
+ * thin_ls, which count data blocks of any size. */
+#define REFCOUNTS_DENSE_MAX (64ull << 20)
 struct refcounts {
-	uint32_t *arr;
+	uint8_t *arr;
 	struct u64map map;
 	uint64_t n;
 };

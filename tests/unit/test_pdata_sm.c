@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "pdata/space_map.h"
+#include "pdata/u64map.h"
 #include "pdata_test_lib.h"
 
 struct env {
@@ -136,11 +137,42 @@ static void data_space_map(void **state)
 	env_close(&e);
 }
 
+/* The checker's and thin_ls' counters: a byte per block, counts from 255 on in the map;
+ * the map alone past REFCOUNTS_DENSE_MAX blocks. */
+static void refcounts_dense_and_sparse(void **state)
+{
+	struct refcounts rc;
+
+	(void)state;
+	assert_int_equal(refcounts_init(&rc, 1000), 0);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(refcounts_inc(&rc, 7), 0);
+	for (int i = 0; i < 254; i++)
+		assert_int_equal(refcounts_inc(&rc, 8), 0);
+	for (int i = 0; i < 255; i++)
+		assert_int_equal(refcounts_inc(&rc, 9), 0);
+	assert_int_equal(refcounts_inc(&rc, 5000), 0); /* beyond the range: ignored */
+	assert_int_equal(refcounts_get(&rc, 7), 300);
+	assert_int_equal(refcounts_get(&rc, 8), 254);
+	assert_int_equal(refcounts_get(&rc, 9), 255);
+	assert_int_equal(refcounts_get(&rc, 10), 0);
+	assert_int_equal(refcounts_get(&rc, 5000), 0);
+	refcounts_free(&rc);
+	assert_int_equal(refcounts_init(&rc, REFCOUNTS_DENSE_MAX + 1), 0);
+	assert_null(rc.arr);
+	for (int i = 0; i < 300; i++)
+		assert_int_equal(refcounts_inc(&rc, REFCOUNTS_DENSE_MAX), 0);
+	assert_int_equal(refcounts_get(&rc, REFCOUNTS_DENSE_MAX), 300);
+	assert_int_equal(refcounts_get(&rc, 3), 0);
+	refcounts_free(&rc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(metadata_counts_and_reuse),
 	    cmocka_unit_test(data_space_map),
+	    cmocka_unit_test(refcounts_dense_and_sparse),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
