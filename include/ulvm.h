@@ -458,6 +458,22 @@ int ulvm_dev_flush(struct ulvm_dev *dev);
 int ulvm_dev_discard(struct ulvm_dev *dev, uint64_t offset, uint64_t len);
 int ulvm_dev_write_zeroes(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool no_unmap);
 
+/* Block status: what [offset, offset + length) holds, as up to `max` consecutive extents from
+ * `offset` (any alignment; inside the device), each data (flags 0) or with ULVM_EXTENT_HOLE
+ * (no space allocated: a thin LV's unprovisioned blocks, a zero target, a hole of a backing
+ * file) and ULVM_EXTENT_ZERO (reads return zeros). Returns how many extents were filled (>= 1;
+ * they may cover less than asked: ask again from where they end), or -errno: -EINVAL for a
+ * range outside the device, -EIO where it cannot be read (an error target). Synchronous, no
+ * I/O through the engine; writes and discards already completed are reflected. */
+#define ULVM_EXTENT_HOLE (1u << 0)
+#define ULVM_EXTENT_ZERO (1u << 1)
+struct ulvm_extent {
+	uint64_t offset, length; /* bytes */
+	uint32_t flags;
+};
+int ulvm_dev_block_status(struct ulvm_dev *dev, uint64_t offset, uint64_t length,
+                          struct ulvm_extent *ext, unsigned max);
+
 /* Asynchronous I/O: fill in a ulvm_io, submit, and run completions with ulvm_dev_poll().
  * Many requests may be in flight; each `done` runs exactly once, from ulvm_dev_poll(). */
 enum ulvm_io_op {

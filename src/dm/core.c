@@ -1483,7 +1483,9 @@ int dm_lower_block_status(struct dm_lower *lower, uint64_t offset, uint64_t len,
 	return 0;
 }
 
-int dm_block_status(struct dm_dev *md, uint64_t offset, uint64_t len, struct dm_extents *x)
+/* dm_block_status and dm_bdev_block_status: `l` is the device asked, whole. */
+static int block_status_bytes(struct dm_lower *l, uint64_t offset, uint64_t len,
+                              struct dm_extents *x)
 {
 	uint64_t end, start, head;
 	int r;
@@ -1492,25 +1494,39 @@ int dm_block_status(struct dm_dev *md, uint64_t offset, uint64_t len, struct dm_
 	x->covered = 0;
 	x->full = false;
 	x->offset = offset;
-	if (!len || !x->max || add_overflows_u64(offset, len, &end) || end > dm_size(md))
+	if (!len || !x->max || add_overflows_u64(offset, len, &end) || end > l->size)
 		return ulvm_error(-EINVAL,
 		                  "device %s: block status of %" PRIu64 " bytes at %" PRIu64
 		                  " is empty or outside the device (%" PRIu64 " bytes)",
-		                  md->name, len, offset, dm_size(md));
+		                  l->name, len, offset, l->size);
 	/* Targets see whole sectors: round out, then cut the answer back to the bytes asked. */
 	start = offset & ~(uint64_t)(SECTOR_SIZE - 1);
 	head = offset - start;
-	end = (end + SECTOR_SIZE - 1) & ~(uint64_t)(SECTOR_SIZE - 1);
-	r = table_block_status(md, start, end - start, x);
+	end = MIN((end + SECTOR_SIZE - 1) & ~(uint64_t)(SECTOR_SIZE - 1), l->size);
+	r = dm_lower_block_status(l, start, end - start, x);
 	if (!x->n)
-		return r ? r : ulvm_error(-EIO, "device %s: no block status", md->name);
+		return r ? r : ulvm_error(-EIO, "device %s: no block status", l->name);
 	if (x->ext[0].len <= head) { /* cannot happen: extents are whole sectors */
 		x->n = 0;
 		x->covered = 0;
-		return ulvm_error(-EIO, "device %s: no block status", md->name);
+		return ulvm_error(-EIO, "device %s: no block status", l->name);
 	}
 	x->ext[0].len -= head;
 	x->covered -= head;
 	extents_trim(x, len);
 	return 0;
+}
+
+int dm_block_status(struct dm_dev *md, uint64_t offset, uint64_t len, struct dm_extents *x)
+{
+	struct dm_lower l = {.md = md, .name = md->name, .size = dm_size(md)};
+
+	return block_status_bytes(&l, offset, len, x);
+}
+
+int dm_bdev_block_status(struct bdev *bd, uint64_t offset, uint64_t len, struct dm_extents *x)
+{
+	struct dm_lower l = {.bd = bd, .name = bd->path, .size = bd->size};
+
+	return block_status_bytes(&l, offset, len, x);
 }

@@ -306,6 +306,8 @@ void dm_close(struct dm_dev *md);
  * metadata). Returns 0, or -EINVAL for a range outside the device, or the error of the
  * first target asked (-EIO from an error target), with ulvm_error() set. */
 int dm_block_status(struct dm_dev *md, uint64_t offset, uint64_t len, struct dm_extents *x);
+/* The same for a backing device itself (a raw ulvm_dev): its holes if it is a file. */
+int dm_bdev_block_status(struct bdev *bd, uint64_t offset, uint64_t len, struct dm_extents *x);
 
 /* Submit a request to a mapped device; its done callback runs from io_engine_poll()
  * exactly once, with 0 or the first error of any piece. Requests must lie inside the device,

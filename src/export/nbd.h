@@ -1,7 +1,9 @@
 /*
  * export/nbd: an NBD server (the protocol as the NBD project documents it, doc/proto.md):
- * fixed newstyle handshake with NBD_OPT_GO, INFO, LIST, EXPORT_NAME, ABORT and
- * STRUCTURED_REPLY (anything else: NBD_REP_ERR_UNSUP); commands READ, WRITE, FLUSH, TRIM,
+ * fixed newstyle handshake with NBD_OPT_GO, INFO, LIST, EXPORT_NAME, ABORT,
+ * STRUCTURED_REPLY, LIST_META_CONTEXT and SET_META_CONTEXT (base:allocation; anything else:
+ * NBD_REP_ERR_UNSUP); commands BLOCK_STATUS (holes and zeros from the device's block status,
+ * ulvm_dev_block_status), READ, WRITE, FLUSH, TRIM (discard),
  * WRITE_ZEROES (NO_HOLE kept allocated, FAST_ZERO refused with ENOTSUP), CACHE (accepted, no
  * effect), DISC; FUA honoured on every write-like command; DF with structured replies (a
  * read is one data chunk); block sizes 512 / 4096 / 32 MiB advertised and enforced. Many

@@ -7,7 +7,8 @@
  *   S: REP_MAGIC, option, reply type, length, data   (one or more per option)
  *
  * Options: EXPORT_NAME, GO and INFO (NBD_INFO_EXPORT always, BLOCK_SIZE always, NAME and
- * DESCRIPTION when asked), LIST, ABORT, STRUCTURED_REPLY; anything else gets ERR_UNSUP.
+ * DESCRIPTION when asked), LIST, ABORT, STRUCTURED_REPLY, LIST_META_CONTEXT and
+ * SET_META_CONTEXT (the one context: base:allocation); anything else gets ERR_UNSUP.
  * An option whose payload is longer than NBD_OPT_MAX is skipped and answered ERR_TOO_BIG.
  * Errors of INFO and GO carry a message for the user.
  */
@@ -200,9 +201,96 @@ static enum nbd_step opt_info_go(struct nbd_conn *c, uint32_t opt, const uint8_t
 	}
 	if (rep_ack(c, opt) != NBD_STEP_AGAIN)
 		return NBD_STEP_CLOSE;
+	/* Block status only for the export the meta context was selected for. */
+	c->meta_alloc = c->meta_dev && c->meta_dev == e.dev;
 	if (opt == NBD_OPT_GO && nbd_conn_transmission(c, &e))
 		return NBD_STEP_CLOSE;
 	return NBD_STEP_AGAIN;
+}
+
+/* ---- NBD_OPT_LIST_META_CONTEXT, NBD_OPT_SET_META_CONTEXT ---- */
+
+/* Does query q[0..n) select base:allocation? SET takes only its full name; LIST also the
+ * namespace alone ("base:": every context in it). */
+static bool query_matches(const uint8_t *q, uint32_t n, bool set)
+{
+	static const char full[] = NBD_META_BASE_ALLOCATION, ns[] = "base:";
+
+	if (n == sizeof(full) - 1 && !memcmp(q, full, n))
+		return true;
+	return !set && n == sizeof(ns) - 1 && !memcmp(q, ns, n);
+}
+
+/*
+ * Data: export name (32-bit length, bytes), number of queries (32 bits), each query (32-bit
+ * length, "namespace:leaf"). The one context is base:allocation. LIST with no queries lists
+ * it; SET with none selects nothing. Queries of other namespaces are ignored, as the protocol
+ * says. A SET replaces what an earlier one selected, even when it fails; it needs structured
+ * replies, since BLOCK_STATUS is answered with a structured reply.
+ */
+static enum nbd_step opt_meta_context(struct nbd_conn *c, uint32_t opt, const uint8_t *d,
+                                      uint32_t len)
+{
+	bool set = opt == NBD_OPT_SET_META_CONTEXT, match = false;
+	char name[NBD_MAX_STRING + 1];
+	struct nbd_export_info e;
+	uint32_t namelen, nq, pos;
+	uint8_t *p;
+
+	if (set)
+		c->meta_dev = NULL;
+	if (set && !c->structured)
+		return rep_err(c, opt, NBD_REP_ERR_INVALID,
+		               "NBD_OPT_SET_META_CONTEXT needs structured replies first");
+	if (len < 8)
+		return rep_err(c, opt, NBD_REP_ERR_INVALID, "option data too short");
+	namelen = nbd_get32(d);
+	if (namelen > len - 8)
+		return rep_err(c, opt, NBD_REP_ERR_INVALID, "export name longer than the option");
+	if (!take_name(d + 4, namelen, name))
+		return rep_err(c, opt, NBD_REP_ERR_INVALID, "invalid export name");
+	pos = 4 + namelen;
+	nq = nbd_get32(d + pos);
+	pos += 4;
+	/* Each query takes at least 4 bytes of the option: the loop is bounded by len. */
+	for (uint32_t i = 0; i < nq; i++) {
+		const uint8_t *q;
+		uint32_t ql;
+
+		if (len - pos < 4)
+			return rep_err(c, opt, NBD_REP_ERR_INVALID,
+			               "%u queries do not fit in the option", nq);
+		ql = nbd_get32(d + pos);
+		pos += 4;
+		if (ql > len - pos)
+			return rep_err(c, opt, NBD_REP_ERR_INVALID,
+			               "query %u is longer than the option", i + 1);
+		q = d + pos;
+		pos += ql;
+		if (ql > NBD_MAX_STRING || memchr(q, 0, ql) || !memchr(q, ':', ql))
+			return rep_err(c, opt, NBD_REP_ERR_INVALID,
+			               "query %u is not of the form namespace:name", i + 1);
+		match |= query_matches(q, ql, set);
+	}
+	if (pos != len)
+		return rep_err(c, opt, NBD_REP_ERR_INVALID,
+		               "option length does not match its queries");
+	if (lookup(c, name, &e))
+		return rep_err(c, opt, NBD_REP_ERR_UNKNOWN, "no export named \"%.200s\"", name);
+	if (!set && !nq)
+		match = true;
+	if (match) {
+		size_t n = sizeof(NBD_META_BASE_ALLOCATION) - 1;
+
+		if (!(p = rep(c, opt, NBD_REP_META_CONTEXT, (uint32_t)(4 + n))))
+			return NBD_STEP_CLOSE;
+		/* LIST: the id is reserved, 0 */
+		p = nbd_put32(p, set ? NBD_META_ALLOC_ID : 0);
+		memcpy(p, NBD_META_BASE_ALLOCATION, n);
+		if (set)
+			c->meta_dev = e.dev;
+	}
+	return rep_ack(c, opt);
 }
 
 /* ---- NBD_OPT_EXPORT_NAME: no way to report an error but closing ---- */
@@ -221,6 +309,7 @@ static enum nbd_step opt_export_name(struct nbd_conn *c, const uint8_t *d, uint3
 	p = nbd_put64(p, ulvm_dev_size(e.dev));
 	p = nbd_put16(p, nbd_export_flags(c, e.readonly));
 	memset(p, 0, n - 10);
+	c->meta_alloc = c->meta_dev && c->meta_dev == e.dev;
 	return nbd_conn_transmission(c, &e) ? NBD_STEP_CLOSE : NBD_STEP_AGAIN;
 }
 
@@ -243,8 +332,11 @@ static enum nbd_step handle_option(struct nbd_conn *c, uint32_t opt, const uint8
 			               "NBD_OPT_STRUCTURED_REPLY takes no data");
 		c->structured = true;
 		return rep_ack(c, opt);
+	case NBD_OPT_LIST_META_CONTEXT:
+	case NBD_OPT_SET_META_CONTEXT:
+		return opt_meta_context(c, opt, d, len);
 	default:
-		/* STARTTLS, meta contexts, extended headers, anything newer */
+		/* STARTTLS, extended headers, anything newer */
 		return rep_err(c, opt, NBD_REP_ERR_UNSUP, "option %u not supported", opt);
 	}
 }

@@ -28,6 +28,8 @@
 #define NBD_SNDBUF        (4 << 20)      /* socket send buffer asked for */
 #define NBD_DEFAULT_SLOTS 64u
 #define NBD_MAX_SLOTS     4096u
+#define NBD_META_ALLOC_ID 1u   /* the context id SET_META_CONTEXT gives base:allocation */
+#define NBD_BS_EXTENTS    512u /* most descriptors in one BLOCK_STATUS reply */
 
 enum nbd_state {
 	NS_CLIENT_FLAGS, /* waiting for the client's 32-bit flags */
@@ -85,6 +87,10 @@ struct nbd_conn {
 
 	/* handshake */
 	bool no_zeroes, structured;
+	/* NBD_OPT_SET_META_CONTEXT selected base:allocation for this export (the device the
+	 * option named: a GO or EXPORT_NAME of another one drops it) */
+	struct ulvm_dev *meta_dev;
+	bool meta_alloc; /* in transmission: BLOCK_STATUS is allowed */
 
 	/* handshake replies (and the greeting): [out_off, out_len) unsent */
 	uint8_t *out;

@@ -33,6 +33,7 @@
 #define NBD_REP_ACK          1u
 #define NBD_REP_SERVER       2u
 #define NBD_REP_INFO         3u
+#define NBD_REP_META_CONTEXT 4u
 #define NBD_REP_ERR_UNSUP    (0x80000000u + 1)
 #define NBD_REP_ERR_POLICY   (0x80000000u + 2)
 #define NBD_REP_ERR_INVALID  (0x80000000u + 3)
@@ -80,10 +81,16 @@
 #define NBD_CMD_FLAG_REQ_ONE   (1u << 3)
 #define NBD_CMD_FLAG_FAST_ZERO (1u << 4)
 
-#define NBD_REPLY_FLAG_DONE        (1u << 0)
-#define NBD_REPLY_TYPE_NONE        0
-#define NBD_REPLY_TYPE_OFFSET_DATA 1
-#define NBD_REPLY_TYPE_ERROR       0x8001u
+#define NBD_REPLY_FLAG_DONE         (1u << 0)
+#define NBD_REPLY_TYPE_NONE         0
+#define NBD_REPLY_TYPE_OFFSET_DATA  1
+#define NBD_REPLY_TYPE_BLOCK_STATUS 5
+#define NBD_REPLY_TYPE_ERROR        0x8001u
+
+/* The one metadata context: base:allocation, and its status flags. */
+#define NBD_META_BASE_ALLOCATION "base:allocation"
+#define NBD_STATE_HOLE           (1u << 0)
+#define NBD_STATE_ZERO           (1u << 1)
 
 /* Error values of replies: fixed numbers, not the host's errno. */
 #define NBD_EPERM     1

@@ -12,7 +12,8 @@
  * requests are submitted to the device at once; each completion queues its reply, so replies
  * go out in completion order. With structured replies a read is answered with one
  * OFFSET_DATA chunk flagged DONE (so NBD_CMD_FLAG_DF costs nothing), errors with an ERROR
- * chunk carrying a short message; other successes with a simple reply.
+ * chunk carrying a short message; BLOCK_STATUS (with base:allocation selected) with one
+ * BLOCK_STATUS chunk; other successes with a simple reply.
  */
 #include <errno.h>
 #include <string.h>
@@ -135,6 +136,40 @@ static void req_done(struct ulvm_io *io, int result)
 		reply_ok(c, r);
 }
 
+/* NBD_CMD_BLOCK_STATUS: answered at once from the device's block status (synchronous, no
+ * I/O; what completed writes and trims did is in it) with one BLOCK_STATUS chunk for
+ * base:allocation: up to NBD_BS_EXTENTS descriptors, one with REQ_ONE, never past the
+ * request. An error target gives an error chunk (EIO). */
+static void block_status(struct nbd_conn *c, struct nbd_req *r)
+{
+	struct ulvm_extent ext[NBD_BS_EXTENTS];
+	unsigned max = r->flags & NBD_CMD_FLAG_REQ_ONE ? 1 : NBD_BS_EXTENTS;
+	int n = ulvm_dev_block_status(c->dev, r->offset, r->len, ext, max);
+	uint8_t *p;
+
+	if (n <= 0) {
+		reply_error(c, r, nbd_errno(n ? n : -EIO), "block status failed");
+		return;
+	}
+	if (!(r->buf = nbd_buf_get(c, (uint32_t)n * 8, &r->buf_class))) {
+		reply_error(c, r, NBD_ENOMEM, "out of memory");
+		return;
+	}
+	p = r->buf;
+	for (int i = 0; i < n; i++) {
+		uint32_t f = (ext[i].flags & ULVM_EXTENT_HOLE ? NBD_STATE_HOLE : 0) |
+		             (ext[i].flags & ULVM_EXTENT_ZERO ? NBD_STATE_ZERO : 0);
+
+		p = nbd_put32(p, (uint32_t)ext[i].length); /* <= r->len: fits */
+		p = nbd_put32(p, f);
+	}
+	p = chunk_hdr(r, NBD_REPLY_TYPE_BLOCK_STATUS, 4 + (uint32_t)n * 8);
+	nbd_put32(p, NBD_META_ALLOC_ID);
+	r->hdr_len = NBD_CHUNK_HDR_LEN + 4;
+	r->data_len = (uint32_t)n * 8;
+	nbd_queue_reply(c, r);
+}
+
 /* ---- checks and submission ---- */
 
 /* 0, or the NBD error for a request the server refuses (with a message). */
@@ -156,6 +191,13 @@ static uint32_t check(const struct nbd_conn *c, uint16_t type, uint16_t flags, u
 		break;
 	case NBD_CMD_WRITE_ZEROES:
 		allowed |= NBD_CMD_FLAG_NO_HOLE | NBD_CMD_FLAG_FAST_ZERO;
+		break;
+	case NBD_CMD_BLOCK_STATUS:
+		if (!c->meta_alloc) {
+			*msg = "block status without a metadata context selected";
+			return NBD_EINVAL;
+		}
+		allowed |= NBD_CMD_FLAG_REQ_ONE;
 		break;
 	default:
 		*msg = "unsupported command";
@@ -233,6 +275,9 @@ static void submit(struct nbd_conn *c, struct nbd_req *r)
 		if (r->flags & NBD_CMD_FLAG_NO_HOLE)
 			io->flags |= ULVM_IO_NO_UNMAP;
 		break;
+	case NBD_CMD_BLOCK_STATUS:
+		block_status(c, r);
+		return;
 	default: /* NBD_CMD_CACHE: advisory, nothing to do */
 		reply_ok(c, r);
 		return;

@@ -5,6 +5,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -432,6 +433,48 @@ int ulvm_dev_write_zeroes(struct ulvm_dev *dev, uint64_t offset, uint64_t len, b
 {
 	return sync_io(dev, ULVM_IO_WRITE_ZEROES, no_unmap ? ULVM_IO_NO_UNMAP : 0, NULL, len,
 	               offset);
+}
+
+int ulvm_dev_block_status(struct ulvm_dev *dev, uint64_t offset, uint64_t length,
+                          struct ulvm_extent *ext, unsigned max)
+{
+	struct dm_extent part[64];
+	uint64_t pos = offset, end;
+	unsigned n = 0;
+
+	if (!max || !ext || !length || add_overflows_u64(offset, length, &end) ||
+	    end > ulvm_dev_size(dev))
+		return ulvm_error(-EINVAL,
+		                  "%s: block status of %llu bytes at %llu: empty, no room, or "
+		                  "outside the device (%llu bytes)",
+		                  dev->name, (unsigned long long)length, (unsigned long long)offset,
+		                  (unsigned long long)ulvm_dev_size(dev));
+	_Static_assert(ULVM_EXTENT_HOLE == DM_EXTENT_HOLE && ULVM_EXTENT_ZERO == DM_EXTENT_ZERO,
+	               "extent flags are dm's");
+	max = MIN(max, (unsigned)INT_MAX);
+	/* In pieces of up to 64 extents, merged where one piece ends as the next begins. */
+	while (pos < end) {
+		struct dm_extents x = {.ext = part, .max = ARRAY_SIZE(part)};
+		int r = dev->md ? dm_block_status(dev->md, pos, end - pos, &x)
+		                : dm_bdev_block_status(dev->bd, pos, end - pos, &x);
+
+		if (r)
+			return n ? (int)n : r;
+		for (unsigned i = 0; i < x.n; i++) {
+			if (n && ext[n - 1].flags == part[i].flags) {
+				ext[n - 1].length += part[i].len;
+			} else if (n == max) {
+				return (int)n;
+			} else {
+				ext[n++] = (struct ulvm_extent){
+				    .offset = pos, .length = part[i].len, .flags = part[i].flags};
+			}
+			pos += part[i].len;
+		}
+		if (!x.full)
+			break; /* the answer ended early for another reason: leave it there */
+	}
+	return (int)n;
 }
 
 int ulvm_ctx_poll(struct ulvm_ctx *ctx, unsigned min_complete)

@@ -2,7 +2,9 @@
  * malformed forms, NBD_OPT_EXPORT_NAME with and without zeroes), request checks and their
  * error values, simple and structured reply layouts byte for byte, data round trips, many
  * requests in flight with few slots, DISC with I/O in flight, clients that vanish or break
- * the protocol, the listeners, dev_users/drop_dev, and the errno mapping.
+ * the protocol, the listeners, dev_users/drop_dev, the errno mapping, and metadata contexts:
+ * LIST/SET_META_CONTEXT and their malformed forms, BLOCK_STATUS (holes of the sparse disk,
+ * after writes and trims, REQ_ONE, checks, an error target, no context selected).
  *
  * The client is written here: the test end of a socketpair, driven from an after-hook of
  * the server's own event loop (one thread; the hook sends what the test queued, collects
@@ -468,14 +470,15 @@ static void test_options(void **state)
 	/* LIST with data */
 	cl_opt(c, NBD_OPT_LIST, "x", 1);
 	assert_int_equal(cl_rep(c, NBD_OPT_LIST, NULL, NULL), NBD_REP_ERR_INVALID);
-	/* unknown options, STARTTLS, meta contexts: unsupported, with a message */
+	/* unknown options, STARTTLS: unsupported, with a message; SET_META_CONTEXT before
+	 * structured replies: invalid */
 	cl_opt(c, 4242, "abc", 3);
 	assert_int_equal(cl_rep(c, 4242, &d, &len), NBD_REP_ERR_UNSUP);
 	assert_true(len > 0);
 	cl_opt(c, NBD_OPT_STARTTLS, NULL, 0);
 	assert_int_equal(cl_rep(c, NBD_OPT_STARTTLS, NULL, NULL), NBD_REP_ERR_UNSUP);
 	cl_opt(c, NBD_OPT_SET_META_CONTEXT, b, (uint32_t)info_data(b, "disk", NULL, 0));
-	assert_int_equal(cl_rep(c, NBD_OPT_SET_META_CONTEXT, NULL, NULL), NBD_REP_ERR_UNSUP);
+	assert_int_equal(cl_rep(c, NBD_OPT_SET_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
 	/* STRUCTURED_REPLY with data */
 	cl_opt(c, NBD_OPT_STRUCTURED_REPLY, "x", 1);
 	assert_int_equal(cl_rep(c, NBD_OPT_STRUCTURED_REPLY, NULL, NULL), NBD_REP_ERR_INVALID);
@@ -1091,6 +1094,283 @@ static void test_device_error(void **state)
 	ulvm_dev_close(bad);
 }
 
+/* ---- metadata contexts and block status -------------------------------------------------- */
+
+/* LIST/SET_META_CONTEXT data: export name, then the queries (NULL-terminated). */
+static size_t meta_data(uint8_t *b, const char *name, const char *const *q)
+{
+	size_t nl = strlen(name);
+	uint8_t *p = nbd_put32(b, (uint32_t)nl), *count;
+	uint32_t n = 0;
+
+	memcpy(p, name, nl);
+	count = p + nl;
+	p = count + 4;
+	for (; q && q[n]; n++) {
+		size_t ql = strlen(q[n]);
+
+		p = nbd_put32(p, (uint32_t)ql);
+		memcpy(p, q[n], ql);
+		p += ql;
+	}
+	nbd_put32(count, n);
+	return (size_t)(p - b);
+}
+
+/* One META_CONTEXT reply for base:allocation (its id returned), or just the ACK (-1). */
+static long cl_meta_reply(struct client *c, uint32_t opt)
+{
+	const uint8_t *d;
+	uint32_t len, t = cl_rep(c, opt, &d, &len);
+	long id;
+
+	if (t == NBD_REP_ACK)
+		return -1;
+	assert_int_equal(t, NBD_REP_META_CONTEXT);
+	assert_int_equal(len, 4 + 15);
+	assert_memory_equal(d + 4, "base:allocation", 15);
+	id = nbd_get32(d);
+	assert_int_equal(cl_rep(c, opt, NULL, NULL), NBD_REP_ACK);
+	return id;
+}
+
+static void test_meta_context_options(void **state)
+{
+	static const char *const base[] = {"base:", NULL},
+	                         *const alloc[] = {"base:allocation", NULL},
+	                         *const other[] = {"x-foo:bar", "base:dirty", NULL},
+	                         *const nocolon[] = {"allocation", NULL},
+	                         *const twice[] = {"base:allocation", "x-a:b", "base:allocation",
+	                                           NULL};
+	uint8_t b[256];
+	struct client *c;
+	size_t n;
+
+	(void)state;
+	c = cl_new();
+	cl_greeting(c, NBD_FLAG_C_FIXED_NEWSTYLE);
+	/* LIST: no query lists everything; "base:" the namespace; others nothing */
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", NULL));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_LIST_META_CONTEXT), 0);
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", base));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_LIST_META_CONTEXT), 0);
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)meta_data(b, "", alloc));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_LIST_META_CONTEXT), 0);
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", other));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_LIST_META_CONTEXT), -1);
+	/* malformed: each an INVALID error, and the next option still parses */
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", nocolon));
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, 7); /* too short */
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	n = meta_data(b, "disk", alloc);
+	nbd_put32(b, 200); /* name longer than the option */
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)n);
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	n = meta_data(b, "disk", NULL);
+	nbd_put32(b + 8, 1000000); /* queries that are not there */
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)n);
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	n = meta_data(b, "disk", alloc);
+	nbd_put32(b + 12, 0xffffffffu); /* query longer than the option */
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)n);
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	n = meta_data(b, "disk", alloc);
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)n + 3); /* trailing bytes */
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	cl_opt(c, NBD_OPT_LIST_META_CONTEXT, b, (uint32_t)meta_data(b, "nope", alloc));
+	assert_int_equal(cl_rep(c, NBD_OPT_LIST_META_CONTEXT, NULL, NULL), NBD_REP_ERR_UNKNOWN);
+	/* SET needs structured replies; then selects with a non-zero id, once */
+	cl_opt(c, NBD_OPT_SET_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", alloc));
+	assert_int_equal(cl_rep(c, NBD_OPT_SET_META_CONTEXT, NULL, NULL), NBD_REP_ERR_INVALID);
+	cl_opt(c, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	assert_int_equal(cl_rep(c, NBD_OPT_STRUCTURED_REPLY, NULL, NULL), NBD_REP_ACK);
+	cl_opt(c, NBD_OPT_SET_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", twice));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_SET_META_CONTEXT), NBD_META_ALLOC_ID);
+	/* SET: "base:" alone selects nothing, no query selects nothing */
+	cl_opt(c, NBD_OPT_SET_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", base));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_SET_META_CONTEXT), -1);
+	cl_opt(c, NBD_OPT_SET_META_CONTEXT, b, (uint32_t)meta_data(b, "disk", NULL));
+	assert_int_equal(cl_meta_reply(c, NBD_OPT_SET_META_CONTEXT), -1);
+	cl_opt(c, NBD_OPT_ABORT, NULL, 0);
+	assert_int_equal(cl_rep(c, NBD_OPT_ABORT, NULL, NULL), NBD_REP_ACK);
+	cl_expect_eof(c);
+	run(W_CONNS, NULL, 0);
+}
+
+/* Greeting, structured replies, SET_META_CONTEXT base:allocation for `set` (NULL: none),
+ * then GO to `go`. */
+static void cl_meta_go(struct client *c, const char *set, const char *go)
+{
+	static const char *const alloc[] = {"base:allocation", NULL};
+	const uint8_t *d;
+	uint8_t b[128];
+	uint32_t len, t;
+
+	cl_greeting(c, NBD_FLAG_C_FIXED_NEWSTYLE | NBD_FLAG_C_NO_ZEROES);
+	cl_opt(c, NBD_OPT_STRUCTURED_REPLY, NULL, 0);
+	assert_int_equal(cl_rep(c, NBD_OPT_STRUCTURED_REPLY, NULL, NULL), NBD_REP_ACK);
+	if (set) {
+		cl_opt(c, NBD_OPT_SET_META_CONTEXT, b, (uint32_t)meta_data(b, set, alloc));
+		assert_int_equal(cl_meta_reply(c, NBD_OPT_SET_META_CONTEXT), NBD_META_ALLOC_ID);
+	}
+	cl_opt(c, NBD_OPT_GO, b, (uint32_t)info_data(b, go, NULL, 0));
+	while ((t = cl_rep(c, NBD_OPT_GO, &d, &len)) == NBD_REP_INFO)
+		;
+	assert_int_equal(t, NBD_REP_ACK);
+}
+
+/* A BLOCK_STATUS reply: checks the chunk, returns the descriptors (len, flags pairs). */
+static unsigned cl_block_status(struct client *c, uint64_t cookie, uint32_t *desc, unsigned max)
+{
+	struct chunk k = cl_any(c);
+	unsigned n;
+
+	assert_true(k.cookie == cookie);
+	assert_int_equal(k.type, NBD_REPLY_TYPE_BLOCK_STATUS);
+	assert_int_equal(k.flags, NBD_REPLY_FLAG_DONE);
+	assert_true(k.len >= 12 && (k.len - 4) % 8 == 0);
+	assert_int_equal(nbd_get32(k.payload), NBD_META_ALLOC_ID);
+	n = (k.len - 4) / 8;
+	assert_true(n <= max);
+	for (unsigned i = 0; i < 2 * n; i++)
+		desc[i] = nbd_get32(k.payload + 4 + 4 * i);
+	return n;
+}
+
+#define HZ (NBD_STATE_HOLE | NBD_STATE_ZERO)
+
+static void test_block_status(void **state)
+{
+	uint8_t *w = malloc(131072);
+	uint32_t d[2 * NBD_BS_EXTENTS];
+	struct client *c;
+	struct chunk k;
+	char msg[128];
+
+	(void)state;
+	assert_non_null(w);
+	c = cl_new();
+	cl_meta_go(c, "disk", "disk");
+	/* the fresh disk (a sparse file) is one hole */
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 1, 0, DISK_SIZE, NULL);
+	assert_int_equal(cl_block_status(c, 1, d, NBD_BS_EXTENTS), 1);
+	assert_int_equal(d[0], DISK_SIZE);
+	assert_int_equal(d[1], HZ);
+	/* written: data where the write was, replied before the status is asked */
+	fill(w, 131072, 3);
+	cl_req(c, 0, NBD_CMD_WRITE, 2, 65536, 131072, w);
+	k = cl_any(c);
+	assert_int_equal(k.len, 0);
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 3, 0, 1 << 20, NULL);
+	assert_int_equal(cl_block_status(c, 3, d, NBD_BS_EXTENTS), 3);
+	assert_int_equal(d[0], 65536);
+	assert_int_equal(d[1], HZ);
+	assert_int_equal(d[2], 131072);
+	assert_int_equal(d[3], 0);
+	assert_int_equal(d[4], (1 << 20) - 196608); /* never past the request */
+	assert_int_equal(d[5], HZ);
+	/* REQ_ONE: one descriptor */
+	cl_req(c, NBD_CMD_FLAG_REQ_ONE, NBD_CMD_BLOCK_STATUS, 4, 0, 1 << 20, NULL);
+	assert_int_equal(cl_block_status(c, 4, d, 1), 1);
+	assert_int_equal(d[0], 65536);
+	/* a range inside, starting in the data */
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 5, 131072, 4096, NULL);
+	assert_int_equal(cl_block_status(c, 5, d, NBD_BS_EXTENTS), 1);
+	assert_int_equal(d[0], 4096);
+	assert_int_equal(d[1], 0);
+	/* trimmed: a hole again */
+	cl_req(c, 0, NBD_CMD_TRIM, 6, 65536, 65536, NULL);
+	k = cl_any(c);
+	assert_int_equal(k.len, 0);
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 7, 0, 196608, NULL);
+	assert_int_equal(cl_block_status(c, 7, d, NBD_BS_EXTENTS), 2);
+	assert_int_equal(d[0], 131072);
+	assert_int_equal(d[1], HZ);
+	assert_int_equal(d[2], 65536);
+	assert_int_equal(d[3], 0);
+	/* checked like every request: each an error chunk, the connection stays */
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 8, 100, 512, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, NULL, 0), NBD_EINVAL);
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 9, 0, 0, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, NULL, 0), NBD_EINVAL);
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 10, DISK_SIZE - 512, 1024, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, msg, sizeof(msg)), NBD_EINVAL);
+	assert_string_equal(msg, "request beyond the end of the export");
+	cl_req(c, NBD_CMD_FLAG_DF, NBD_CMD_BLOCK_STATUS, 11, 0, 4096, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, NULL, 0), NBD_EINVAL);
+	/* no limit of 32 MiB on the length of a status request: the whole export */
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 12, 0, DISK_SIZE, NULL);
+	assert_int_equal(cl_block_status(c, 12, d, NBD_BS_EXTENTS), 3);
+	cl_req(c, 0, NBD_CMD_DISC, 13, 0, 0, NULL);
+	cl_expect_eof(c);
+	free(w);
+}
+
+/* Without a context for the export entered, BLOCK_STATUS is refused (EINVAL). */
+static void test_block_status_needs_context(void **state)
+{
+	struct client *c;
+	struct chunk k;
+	char msg[128];
+	uint32_t d[2];
+
+	(void)state;
+	c = cl_new();
+	cl_meta_go(c, NULL, "disk");
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 1, 0, 4096, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, msg, sizeof(msg)), NBD_EINVAL);
+	assert_string_equal(msg, "block status without a metadata context selected");
+	cl_close(c);
+	c = cl_new();
+	cl_meta_go(c, "zero", "disk"); /* selected for another export */
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 1, 0, 4096, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, NULL, 0), NBD_EINVAL);
+	cl_close(c);
+	/* the zero export: one hole of zeros, read-only makes no difference */
+	c = cl_new();
+	cl_meta_go(c, "zero", "zero");
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 1, 4096, 8192, NULL);
+	assert_int_equal(cl_block_status(c, 1, d, 1), 1);
+	assert_int_equal(d[0], 8192);
+	assert_int_equal(d[1], HZ);
+	cl_close(c);
+	run(W_CONNS, NULL, 0);
+}
+
+/* An error target: where the answer starts in it, an EIO error chunk; before it, the
+ * extents up to it. */
+static void test_block_status_error(void **state)
+{
+	struct ulvm_dev *bad, *z = E->zero;
+	struct client *c;
+	struct chunk k;
+	uint32_t d[4];
+
+	(void)state;
+	assert_int_equal(ulvm_dev_open_table(E->ctx, "bad", "0 8 zero\n8 8 error", &bad), 0);
+	E->zero = bad;
+	c = cl_new();
+	cl_meta_go(c, "zero", "zero");
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 1, 0, 8192, NULL);
+	assert_int_equal(cl_block_status(c, 1, d, 2), 1);
+	assert_int_equal(d[0], 4096);
+	assert_int_equal(d[1], HZ);
+	cl_req(c, 0, NBD_CMD_BLOCK_STATUS, 2, 4096, 4096, NULL);
+	k = cl_any(c);
+	assert_int_equal(chunk_error(&k, NULL, 0), NBD_EIO);
+	cl_close(c);
+	run(W_CONNS, NULL, 0);
+	E->zero = z;
+	ulvm_dev_close(bad);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1107,6 +1387,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_dev_users_drop, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_listeners, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_device_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_meta_context_options, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_status_needs_context, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_status_error, setup, teardown),
 	    cmocka_unit_test(test_errno),
 	};
 
