@@ -42,7 +42,8 @@
 #define FX_MAX_IO         (256u << 10) /* largest request: a 1 MiB direct I/O is 4 in parallel */
 #define FX_MAX_BACKGROUND 128u         /* asynchronous requests the kernel keeps in flight */
 #define FX_POOL_KEEP      (64ull << 20)
-#define FX_RECV_BATCH     64 /* requests read per readiness event */
+#define FX_RECV_BATCH     64          /* requests read per readiness event */
+#define FX_KICK_BYTES     (64u << 10) /* kick(): larger batches wait for the end */
 /* Receive buffers: at least libfuse's read size (its FUSE_MAX_MAX_PAGES pages and a header
  * page), placed so that a WRITE's data (after the 40-byte request header and the 40-byte
  * write header) starts on a page: a large aligned write is then written from the buffer it
@@ -129,8 +130,10 @@ struct fuse_export {
 	void *rbuf_base;
 	void *rbuf_free[FX_RBUF_KEEP]; /* idle receive buffers */
 	unsigned nrbuf_free;
-	bool ended; /* the session is over: no more requests */
-	bool told;  /* the owner has been told */
+	unsigned unkicked;       /* operations started since the engine was last kicked */
+	uint64_t unkicked_bytes; /* and their bytes */
+	bool ended;              /* the session is over: no more requests */
+	bool told;               /* the owner has been told */
 	struct evloop_work tell;
 };
 
@@ -688,6 +691,7 @@ static struct fx_op *op_new(struct fuse_export *fx, fuse_req_t req, struct fx_fi
 	op->kind = kind;
 	fx->inflight++;
 	f->inflight++;
+	fx->unkicked++;
 	return op;
 }
 
@@ -1005,6 +1009,7 @@ static void fx_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	}
 	op->off = pos;
 	op->len = MIN((uint64_t)size, devsize - pos);
+	fx->unkicked_bytes += op->len;
 	op->start = pos / ss * ss;
 	op->end = round_up_u64(pos + op->len, ss);
 	if (op_buf(op, op->end - op->start)) {
@@ -1050,6 +1055,7 @@ static void fx_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
 	op->off = pos;
 	op->len = MIN((uint64_t)size, devsize - pos);
 	op->reply_len = (size_t)op->len;
+	fx->unkicked_bytes += op->len;
 	op->start = pos / ss * ss;
 	op->end = round_up_u64(pos + op->len, ss);
 	if (op->len >= FX_ADOPT_MIN && op->start == op->off && op->end == op->off + op->len &&
@@ -1254,11 +1260,33 @@ static void session_end(struct fuse_export *fx)
 		evloop_defer(fx->loop, &fx->tell);
 }
 
+/*
+ * Start the I/O of the small requests read so far while the device has less in flight
+ * than waits to be submitted, instead of only after the whole batch: when a batch of 32
+ * arrives at once (fio's completions come in a batch, and so do its next submissions),
+ * reading all of it first left the device idle meanwhile. The first request goes at once,
+ * then 1, 2, 4, ...: a handful of system calls per batch. Large requests wait for the end
+ * of the batch, where contiguous ones share one block plug and merge.
+ */
+static void kick(struct fuse_export *fx)
+{
+	unsigned busy = fx->inflight > fx->unkicked ? fx->inflight - fx->unkicked : 0;
+
+	if (!fx->unkicked || fx->unkicked < busy || fx->unkicked_bytes > FX_KICK_BYTES)
+		return;
+	fx->unkicked = 0;
+	fx->unkicked_bytes = 0;
+	if (ulvm_ctx_io_ready(fx->ctx) && ulvm_ctx_poll(fx->ctx, 0) < 0)
+		ulvm_warn("%s", ulvm_last_error());
+}
+
 static void on_readable(void *arg, uint32_t events)
 {
 	struct fuse_export *fx = arg;
 
 	(void)events;
+	fx->unkicked = 0; /* the loop's engine step started the last batch's */
+	fx->unkicked_bytes = 0;
 	for (int i = 0; i < FX_RECV_BATCH && !fx->ended; i++) {
 		int r = fuse_session_receive_buf(fx->se, &fx->rbuf);
 		if (r == -EAGAIN || r == -EINTR)
@@ -1271,6 +1299,7 @@ static void on_readable(void *arg, uint32_t events)
 			return;
 		}
 		fuse_session_process_buf(fx->se, &fx->rbuf);
+		kick(fx);
 	}
 }
 
