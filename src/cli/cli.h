@@ -200,6 +200,19 @@ int cmd_pvchange(struct cli *c, int argc, char **argv);      /* cmd_scan.c */
 int cmd_vgimportclone(struct cli *c, int argc, char **argv); /* cmd_clone.c */
 int cmd_pvresize(struct cli *c, int argc, char **argv);      /* cmd_clone.c */
 
+/* cmd_display.c: the maps (-m), colon (-c) and short (-s) forms of the display commands,
+ * and vgdisplay -v's list of PVs, as LVM2 prints them */
+void cli_display_lv_map(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+void cli_display_lv_colon(const struct ulvm_vg *vg, const struct ulvm_lv *lv, bool active,
+                          unsigned opens);
+void cli_display_pv_map(const struct ulvm_vg *vg, const struct ulvm_pv *pv);
+void cli_display_pv_colon(const char *path, const struct ulvm_vg *vg, const struct ulvm_pv *pv,
+                          uint64_t dev_sectors, const char *uuid);
+void cli_display_pv_short(const char *path, uint64_t free_sectors);
+void cli_display_vg_colon(const struct ulvm_vg *vg);
+void cli_display_vg_short(const struct ulvm_vg *vg);
+void cli_display_vg_pvs(const struct ulvm_vg *vg);
+
 /* cmd_vgcfglist.c: vgcfgrestore --list */
 int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);
 

@@ -896,17 +896,25 @@ static void display_cow_lines(const struct ulvm_vg *vg, const struct ulvm_lv *co
 
 int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"columns", no_argument, NULL, 'C'},
+	                                   {"maps", no_argument, NULL, 'm'},
+	                                   {"colon", no_argument, NULL, 'c'},
+	                                   {0}};
 	char **copy;
 	size_t n;
 	int opt, r, rc = ECMD_PROCESSED;
-	bool *hit;
+	bool *hit, maps = false, colon = false;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Cmc", lo, NULL)) != -1) {
 		if (opt == 'C') {
 			optind = 1;
 			return report_cmd(c, argc, argv, REPORT_LV);
+		}
+		if (opt == 'm' || opt == 'c') {
+			maps |= opt == 'm';
+			colon |= opt == 'c';
+			continue;
 		}
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
@@ -945,6 +953,16 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			bool is_snap = ulvm_lv_snapshot(vg, lv, &snap) && snap.cow == lv;
 			if (!sel || (!ulvm_lv_visible(lv) && !(is_snap && !snap.merging)))
 				continue;
+			if (colon) { /* -c: one line of LVM2's colon-separated fields */
+				char dm[600];
+				unsigned opens = 0;
+				bool act = ulvm_lv_active(vg, lv);
+				ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+				if (act)
+					ulvm_active_open_count(dm, &opens);
+				cli_display_lv_colon(vg, lv, act, opens);
+				continue;
+			}
 			uuid_format(lv->uuid, u);
 			t[0] = '\0';
 			if (ct && localtime_r(&ct, &tm))
@@ -982,6 +1000,8 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			printf("  Segments               %zu\n", lv->nsegs);
 			printf("  Allocation             inherit\n");
 			printf("  Read ahead sectors     auto\n   \n");
+			if (maps)
+				cli_display_lv_map(vg, lv);
 		}
 		ulvm_vg_close(vg);
 	}

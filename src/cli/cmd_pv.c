@@ -513,13 +513,26 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 	static const struct option lo[] = {COMMON_LONGOPTS,
 	                                   {"units", required_argument, NULL, 3000},
 	                                   {"columns", no_argument, NULL, 'C'},
+	                                   {"maps", no_argument, NULL, 'm'},
+	                                   {"colon", no_argument, NULL, 'c'},
+	                                   {"short", no_argument, NULL, 's'},
 	                                   {0}};
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
 	int opt, r, bad;
+	bool maps = false;
+	char form = 0; /* -c, -s */
 
 	c->units = 'h';
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Cmcs", lo, NULL)) != -1) {
+		if (opt == 'm') {
+			maps = true;
+			continue;
+		}
+		if (opt == 'c' || opt == 's') {
+			form = (char)opt;
+			continue;
+		}
 		if (opt == 'C') {
 			c->units = 0;
 			optind = 1;
@@ -560,9 +573,23 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 			return cli_fail(r);
 		di = &devs[d];
 		uuid_format(di->pv_uuid, u);
+		if (form == 's') {
+			uint64_t fr =
+			    pv ? (uint64_t)(pv->pe_count - pv->pe_alloc_count) * vg->extent_size
+			       : (di->label_size ? di->label_size : di->size) / SECTOR_SIZE;
+			cli_display_pv_short(di->path, fr);
+			ulvm_vg_close(vg);
+			continue;
+		}
 		if (!pv) {
 			ulvm_format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
 			printf("  \"%s\" is a new physical volume of \"%s\"\n", di->path, b1);
+		}
+		if (form == 'c') {
+			cli_display_pv_colon(di->path, pv ? vg : NULL, pv, di->size / SECTOR_SIZE,
+			                     u);
+			ulvm_vg_close(vg);
+			continue;
 		}
 		printf("  --- %sPhysical volume ---\n", pv ? "" : "NEW ");
 		printf("  PV Name               %s\n", di->path);
@@ -595,6 +622,8 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 			       "  Allocated PE          0\n");
 		}
 		printf("  PV UUID               %s\n   \n", u);
+		if (maps)
+			cli_display_pv_map(pv ? vg : NULL, pv);
 		ulvm_vg_close(vg);
 	}
 	return bad ? ECMD_FAILED : ECMD_PROCESSED;

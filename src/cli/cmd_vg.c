@@ -277,9 +277,16 @@ static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 	char u[UUID_STR_LEN + 1], b[64];
 	size_t open_lvs = 0;
 	uint64_t tot, fr;
+	char form = *(const char *)arg; /* 'c', 's' or 0 */
 
-	(void)c;
-	(void)arg;
+	if (form) { /* -c, -s: one line */
+		if (form == 'c')
+			cli_display_vg_colon(vg);
+		else
+			cli_display_vg_short(vg);
+		ulvm_vg_close(vg);
+		return ECMD_PROCESSED;
+	}
 	for (size_t l = 0; l < vg->nlvs; l++)
 		open_lvs += ulvm_lv_visible(vg->lvs[l]);
 	tot = ulvm_vg_total_extents(vg);
@@ -311,25 +318,48 @@ static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 	ulvm_format_size(fr * vg->extent_size, 'h', true, true, b, sizeof(b));
 	printf("  Free  PE / Size       %llu / %s\n", (unsigned long long)fr, b);
 	printf("  VG UUID               %s\n   \n", u);
+	if (c->verbose) { /* -v: then its LVs as lvdisplay shows them, and its PVs */
+		char *name = strdup(vg->name), *sub[] = {"lvdisplay", name, NULL};
+		int r;
+		ulvm_vg_close(vg);
+		if (!name)
+			return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+		optind = 1;
+		r = cmd_lvdisplay(c, 2, sub);
+		if (ulvm_vg_open(c->ctx, name, ULVM_LOCK_READ, &vg) == 0) {
+			cli_display_vg_pvs(vg);
+			ulvm_vg_close(vg);
+		}
+		free(name);
+		return r;
+	}
 	ulvm_vg_close(vg);
 	return ECMD_PROCESSED;
 }
 
 int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"columns", no_argument, NULL, 'C'},
+	                                   {"colon", no_argument, NULL, 'c'},
+	                                   {"short", no_argument, NULL, 's'},
+	                                   {0}};
 	int opt;
+	char form = 0;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "C", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Ccs", lo, NULL)) != -1) {
 		if (opt == 'C') {
 			optind = 1;
 			return report_cmd(c, argc, argv, REPORT_VG);
 		}
+		if (opt == 'c' || opt == 's') {
+			form = (char)opt;
+			continue;
+		}
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_READ, vgdisplay_one, NULL);
+	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_READ, vgdisplay_one, &form);
 }
 
 static int vgck_one(struct cli *c, struct ulvm_vg *vg, void *arg)
