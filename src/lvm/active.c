@@ -807,14 +807,11 @@ static int build(struct ulvm_ctx *ctx, const char *name, const char *table, bool
 		}
 		ulvm_active_list_free(names, n);
 	}
-	if (r || (r = ulvm_dev_open_table(ctx, name, table, out)))
+	/* An origin's snapshots come before it: a merge it starts must find them in place. */
+	if (r || (own && (r = build_snapshots(ctx, name, table))) ||
+	    (r = ulvm_dev_open_table(ctx, name, table, out)))
 		return r;
 	if (own && (r = ulvm_dev_own(*out))) {
-		ulvm_dev_close(*out);
-		*out = NULL;
-		return r;
-	}
-	if (own && (r = build_snapshots(ctx, name, table))) {
 		ulvm_dev_close(*out);
 		*out = NULL;
 	}
