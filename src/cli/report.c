@@ -319,12 +319,14 @@ static void f_pv_count(struct cli *c, const struct row *r, struct strbuf *o)
 	if (r->vg)
 		sb_printf(o, "%zu", r->vg->npvs);
 }
+/* A snapshot's COW LV, which LVM2 shows under the snapshot's name; not while it merges
+ * (then it is hidden: "[snap]"). */
 static bool lv_is_snapshot_cow(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 {
 	struct ulvm_lv_info info;
 
 	ulvm_lv_info(vg, lv, &info);
-	return info.snapshot_cow;
+	return info.snapshot_cow && info.role != 'S';
 }
 static bool lv_is_snapshot(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 {

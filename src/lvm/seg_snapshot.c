@@ -275,6 +275,7 @@ static int snapshot_used_table(const struct ulvm_vg *vg, const struct ulvm_lv *u
 {
 	struct ulvm_snapshot s;
 	char real[300], cow[300];
+	uint64_t len;
 
 	(void)seg;
 	if (!ulvm_lv_snapshot(vg, used, &s))
@@ -283,16 +284,16 @@ static int snapshot_used_table(const struct ulvm_vg *vg, const struct ulvm_lv *u
 		return ulvm_error(-EINVAL,
 		                  "LV %s/%s: its snapshot %s names no origin, COW LV or chunk size",
 		                  vg->name, used->name, s.snap->name);
-	/* While a merge runs, the snapshot's own device errors all I/O (LVM2 loads `error`). */
+	/* As long as the snapshot segment (LVM2's: extending the origin later does not change
+	 * it). While a merge runs, the snapshot's own device errors all I/O (`error`). */
+	len = (uint64_t)s.snap->segs[0].extent_count * vg->extent_size;
 	if (s.merging) {
-		sb_printf(sb, "0 %llu error\n",
-		          (unsigned long long)s.origin->le_count * vg->extent_size);
+		sb_printf(sb, "0 %llu error\n", (unsigned long long)len);
 		return 0;
 	}
 	layer_name(vg, s.origin, "real", real, sizeof(real));
 	layer_name(vg, s.cow, "cow", cow, sizeof(cow));
-	sb_printf(sb, "0 %llu snapshot %s %s P %u\n",
-	          (unsigned long long)s.origin->le_count * vg->extent_size, real, cow,
+	sb_printf(sb, "0 %llu snapshot %s %s P %u\n", (unsigned long long)len, real, cow,
 	          s.chunk_size);
 	return 0;
 }
