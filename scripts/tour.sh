@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A scripted tour of ulvm's data path on file-backed PVs: a VG on image files; ulvmd started;
+# A scripted tour of ulvm's data path on file-backed PVs: a VG on image files; a snapshot
+# taken, the origin changed, the snapshot still holding the old bytes, merged back; ulvmd started;
 # ext4 made on an LV through `ulvm mount` (FUSE) and a loop device, and files copied in; the
 # same LV read over NBD with nbdinfo and nbdcopy while it is mounted; lvremove refused while
 # it is in use; everything unmounted and ulvmd stopped. Then, with LVM2 installed, LVM2's own
@@ -43,6 +44,25 @@ step "$ULVM" vgcreate tourvg disk0.img disk1.img disk2.img
 step "$ULVM" lvcreate -n root -L 256M tourvg
 step "$ULVM" lvcreate -n fast -i 3 -I 64k -L 300M tourvg
 step "$ULVM" lvs -o lv_name,lv_size,seg_count,stripes,stripe_size,devices
+
+echo
+echo "A snapshot (copy-on-write, the kernel's dm-snapshot format): it keeps the old bytes"
+echo "while the origin changes, and merges back into it:"
+head -c 4M /dev/urandom >old.bin
+head -c 4M /dev/urandom >new.bin
+step "$ULVM" dd if=old.bin of=tourvg/fast bs=1M conv=fsync status=none
+step "$ULVM" lvcreate -s -n fastsnap -L 32M tourvg/fast
+step "$ULVM" dd if=new.bin of=tourvg/fast bs=1M conv=fsync status=none
+step "$ULVM" lvchange -ay tourvg/fast
+step "$ULVM" lvs -o lv_name,lv_attr,origin,snap_percent,chunk_size tourvg
+sums() { printf '  %-22s %s\n' "$1" "$("$ULVM" dd if="$2" bs=1M count=4 status=none | md5sum | cut -d' ' -f1)"; }
+echo "  old bytes              $(md5sum <old.bin | cut -d' ' -f1)"
+echo "  new bytes              $(md5sum <new.bin | cut -d' ' -f1)"
+sums "origin tourvg/fast" tourvg/fast
+sums "snapshot fastsnap" tourvg/fastsnap
+step "$ULVM" lvconvert --merge tourvg/fastsnap
+sums "origin after merge" tourvg/fast
+step "$ULVM" lvchange -an tourvg/fast
 
 data_path=yes
 for need in losetup mkfs.ext4 debugfs nbdinfo nbdcopy fusermount3; do
