@@ -93,6 +93,8 @@ struct fx_op {
 	uint64_t zoff, zend; /* OP_ZERO: the range asked for; pieces are done in turn */
 	unsigned zstep;
 	bool no_unmap;
+	unsigned punch; /* OP_ZERO punching its whole sectors: PUNCH_*, 0 when not */
+	uint64_t ppos;  /* where the punch checks next */
 	bool rmw;       /* holds its node's read-modify-write lock */
 	unsigned wstep; /* WRITE, OP_ZERO pieces: W_* */
 	void *buf, *edge;
@@ -922,6 +924,68 @@ static bool zero_next_piece(struct fx_op *op)
 	}
 }
 
+/*
+ * PUNCH_HOLE on the whole sectors [start, end): a discard, so that the volume frees what it
+ * can (a file PV's blocks, a thin LV's whole blocks); then what block status does not report
+ * as zeros afterwards (a partial thin block, a block device whose discard keeps data, a
+ * volume that ignored the discard) gets write zeroes that may unmap, so the range reads back
+ * as zeros whatever the discard did.
+ */
+enum { PUNCH_DISCARD = 1, PUNCH_ZERO };
+
+static void punch_start(struct fx_op *op)
+{
+	op->punch = PUNCH_DISCARD;
+	op->ppos = op->start;
+	op->f->n->dirty = true;
+	submit(op, 0, ULVM_IO_DISCARD, op->start, op->end - op->start, NULL, 0);
+	if (!op->pending)
+		op_step(op);
+}
+
+static void zero_step(struct fx_op *op);
+
+/* After the discard, or after a write zeroes of the punch: the next range that does not read
+ * as zeros, or the end of the piece. */
+static void punch_step(struct fx_op *op)
+{
+	struct ulvm_extent ext[16];
+
+	if (op->punch == PUNCH_DISCARD) {
+		op->err = 0; /* a hint: whatever it left is zeroed below */
+		op->punch = PUNCH_ZERO;
+	} else if (op->err) {
+		op->punch = 0;
+		op_finish(op);
+		return;
+	}
+	while (op->ppos < op->end) {
+		int n = ulvm_dev_block_status(op->f->dev, op->ppos, op->end - op->ppos, ext,
+		                              ARRAY_SIZE(ext));
+		uint64_t a = op->ppos, l = op->end - op->ppos; /* no answer: zero it all */
+		int i = 0;
+
+		if (n > 0) {
+			while (i < n && (ext[i].flags & ULVM_EXTENT_ZERO))
+				i++;
+			if (i == n) { /* all zeros so far */
+				op->ppos = ext[n - 1].offset + ext[n - 1].length;
+				continue;
+			}
+			a = ext[i].offset;
+			l = ext[i].length;
+		}
+		op->ppos = a + l;
+		submit(op, 0, ULVM_IO_WRITE_ZEROES, a, l, NULL, 0);
+		if (!op->pending)
+			op_step(op);
+		return;
+	}
+	op->punch = 0;
+	clock_gettime(CLOCK_REALTIME, &op->f->n->mtime);
+	zero_step(op);
+}
+
 static void zero_step(struct fx_op *op)
 {
 	if (op->err || !zero_next_piece(op)) {
@@ -930,6 +994,10 @@ static void zero_step(struct fx_op *op)
 	}
 	if (op->start == op->off && op->end == op->off + op->len) {
 		/* the whole sectors between the edges */
+		if (!op->no_unmap) {
+			punch_start(op);
+			return;
+		}
 		op->f->n->dirty = true;
 		submit(op, 0, ULVM_IO_WRITE_ZEROES, op->start, op->end - op->start, NULL,
 		       op->no_unmap ? ULVM_IO_NO_UNMAP : 0);
@@ -953,6 +1021,10 @@ static void zero_step(struct fx_op *op)
 /* Called when an operation's I/Os (or its wait for the lock) are done: the next step. */
 static void op_step(struct fx_op *op)
 {
+	if (op->punch) {
+		punch_step(op);
+		return;
+	}
 	if (op->kind == OP_FLUSH && !op->err)
 		op->f->n->dirty = false;
 	if (op->kind == OP_READ || op->kind == OP_FLUSH || op->err) {
@@ -1191,6 +1263,48 @@ static void fx_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
 	zero_step(op);
 }
 
+/* SEEK_DATA and SEEK_HOLE from the device's block status: a hole is what reads as zeros (a
+ * thin LV's unprovisioned blocks, a zero target, a hole of a file PV), so that cp --sparse
+ * and friends skip it; the end of the file is a hole, as on any file. */
+static void fx_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+                     struct fuse_file_info *fi)
+{
+	struct fx_file *f = (struct fx_file *)(uintptr_t)fi->fh;
+	uint64_t size = ulvm_dev_size(f->dev), pos = (uint64_t)off;
+	struct ulvm_extent ext[64];
+
+	(void)ino;
+	if (off < 0 || (whence != SEEK_DATA && whence != SEEK_HOLE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (pos >= size) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	while (pos < size) {
+		int n = ulvm_dev_block_status(f->dev, pos, size - pos, ext, ARRAY_SIZE(ext));
+
+		if (n < 0) {
+			fuse_reply_err(req, -n);
+			return;
+		}
+		for (int i = 0; i < n; i++) {
+			bool zero = ext[i].flags & ULVM_EXTENT_ZERO;
+
+			if (zero == (whence == SEEK_HOLE)) {
+				fuse_reply_lseek(req, (off_t)MAX(ext[i].offset, (uint64_t)off));
+				return;
+			}
+		}
+		pos = ext[n - 1].offset + ext[n - 1].length;
+	}
+	if (whence == SEEK_HOLE)
+		fuse_reply_lseek(req, (off_t)size);
+	else
+		fuse_reply_err(req, ENXIO);
+}
+
 /* ---- the session ------------------------------------------------------------------------ */
 
 static void fx_init(void *userdata, struct fuse_conn_info *conn)
@@ -1233,6 +1347,7 @@ static const struct fuse_lowlevel_ops fx_ops = {
     .statfs = fx_statfs,
     .create = fx_eperm_create,
     .fallocate = fx_fallocate,
+    .lseek = fx_lseek,
 };
 
 static void tell_owner(void *arg, uint32_t events)

@@ -13,10 +13,13 @@
  *     (such writes to one device are done one at a time); a write at or past the end fails
  *     with ENOSPC, one that crosses it is cut short there;
  *   - fsync, and the flush of a close after writes -> a device flush;
- *   - fallocate PUNCH_HOLE|KEEP_SIZE -> write zeroes allowing unmap (a punched range must
- *     read back as zeros, which a discard does not promise), ZERO_RANGE -> write zeroes
- *     keeping the range allocated; unaligned edges are zeroed by writing; plain allocation
- *     inside the size succeeds (the volume is allocated);
+ *   - fallocate PUNCH_HOLE|KEEP_SIZE -> a discard (the volume frees what it can: a file
+ *     PV's blocks, a thin LV's whole blocks), then write zeroes allowing unmap wherever block
+ *     status does not report zeros after it (a punched range must read back as zeros, which
+ *     a discard does not promise); ZERO_RANGE -> write zeroes keeping the range allocated;
+ *     unaligned edges are zeroed by writing; plain allocation inside the size succeeds (the
+ *     volume is allocated);
+ *   - lseek SEEK_DATA / SEEK_HOLE from block status: holes are what reads as zeros;
  *   - truncate to the current size succeeds, to any other size fails with EINVAL; O_TRUNC
  *     is ignored, as on a block device (so `cat img > DIR/VG/LV` works);
  *   - names cannot be created, removed or renamed (EPERM).

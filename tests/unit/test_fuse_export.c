@@ -1,7 +1,8 @@
 /* export/fuse_export, mounted for real in a temporary directory (root and /dev/fuse needed,
  * else skipped): the name space (listing, stat, names that cannot be made or removed), reads
  * and writes at any offset and length against a reference copy, the end of the volume
- * (ENOSPC, short writes), fallocate's punch and zero ranges with unaligned edges, truncate,
+ * (ENOSPC, short writes), fallocate's punch and zero ranges with unaligned edges, punch
+ * freeing the backing file's blocks, SEEK_DATA/SEEK_HOLE, truncate,
  * open files counted as holds of the device, and four threads doing I/O at once while the
  * loop answers them. The test's threads use the files; the main thread runs the event loop
  * (the export belongs to it) until they are done. */
@@ -361,6 +362,57 @@ static void test_fallocate(void **state)
 	free(r.buf);
 }
 
+/* Punch hole frees the backing file's blocks (a discard reaches it); SEEK_DATA / SEEK_HOLE
+ * answer from block status: holes are what reads as zeros, the end is a hole. */
+static void do_seek(void *arg)
+{
+	struct res *r = arg;
+	char p[160];
+	int fd = open(E.path, O_RDWR), zfd;
+
+	r->err[0] =
+	    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 1 << 20, 65536) ? errno : 0;
+	r->n[0] = lseek(fd, 0, SEEK_HOLE);
+	r->n[1] = lseek(fd, (1 << 20) + 512, SEEK_HOLE);
+	r->n[2] = lseek(fd, 1 << 20, SEEK_DATA);
+	r->n[3] = lseek(fd, (2 << 20) + 1, SEEK_HOLE);
+	errno = 0;
+	r->n[4] = lseek(fd, DEV_SIZE, SEEK_DATA);
+	r->err[1] = errno;
+	close(fd);
+	snprintf(p, sizeof(p), "%s/vg/other", E.dir);
+	zfd = open(p, O_RDONLY);
+	r->n[5] = lseek(zfd, 4096, SEEK_HOLE);
+	errno = 0;
+	r->n[6] = lseek(zfd, 0, SEEK_DATA);
+	r->err[2] = errno;
+	close(zfd);
+}
+
+static void test_seek_punch(void **state)
+{
+	struct res r = {0};
+	struct stat before, after;
+
+	(void)state;
+	NEED_MOUNT();
+	assert_int_equal(ulvm_dev_pwrite(E.dev, E.ref, DEV_SIZE, 0, false), 0);
+	assert_int_equal(stat(E.file, &before), 0);
+	run(do_seek, &r);
+	assert_int_equal(stat(E.file, &after), 0);
+	assert_int_equal(r.err[0], 0);
+	assert_true(before.st_blocks - after.st_blocks >= 128); /* 64 KiB freed */
+	assert_int_equal(r.n[0], 1 << 20);
+	assert_int_equal(r.n[1], (1 << 20) + 512);
+	assert_int_equal(r.n[2], (1 << 20) + 65536);
+	assert_int_equal(r.n[3], DEV_SIZE); /* data to the end, then the end's hole */
+	assert_int_equal(r.n[4], -1);
+	assert_int_equal(r.err[1], ENXIO);
+	assert_int_equal(r.n[5], 4096);
+	assert_int_equal(r.n[6], -1);
+	assert_int_equal(r.err[2], ENXIO);
+}
+
 /* An open file holds the device; the count drops when it is closed. */
 struct hold {
 	volatile int stage; /* 1: opened, 2: may close, 3: closed */
@@ -469,6 +521,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_odd_offsets, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_end_of_volume, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fallocate, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_seek_punch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_open_holds, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
 	};
