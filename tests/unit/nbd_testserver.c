@@ -4,13 +4,15 @@
  * exports the daemon's active devices; this one takes its exports on the command line).
  *
  *   nbd_testserver [--devices LIST] [--unix PATH] [--tcp HOST:PORT] [--mode OCTAL]
- *                  [--multi-conn] [--max-inflight N] EXPORT...
+ *                  [--multi-conn] [--max-inflight N] [--message 'NAME MSG']... EXPORT...
  *
  *   EXPORT   [ro:]SPEC[#DESCRIPTION]; the first one is also the default export ("")
  *   SPEC     VG/LV          an LV of the devices (--devices, as for ulvm)
  *            NAME=TABLE     a mapped device from a table ("d=0 2048 zero")
  *            NAME=@PATH     a backing file or block device itself, no mapping
  *
+ * --message sends `dmsetup message NAME 0 MSG` to export NAME right after it is opened
+ * (before the next export: "create_thin 1" on a pool, then a thin table on it).
  * Prints "ready" on stdout once listening.
  */
 #include <errno.h>
@@ -105,7 +107,10 @@ int main(int argc, char **argv)
 	                                   {"mode", required_argument, NULL, 'm'},
 	                                   {"multi-conn", no_argument, NULL, 'M'},
 	                                   {"max-inflight", required_argument, NULL, 'q'},
+	                                   {"message", required_argument, NULL, 'g'},
 	                                   {0}};
+	const char *msgs[16];
+	int nmsgs = 0;
 	struct ulvm_ctx_opts co = {0};
 	struct nbd_server_opts no = {.ops = {.lookup = lookup, .list = list}};
 	const char *unix_path = NULL, *tcp = NULL;
@@ -136,6 +141,15 @@ int main(int argc, char **argv)
 		case 'q':
 			no.max_inflight = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'g':
+			if (nmsgs == (int)(sizeof(msgs) / sizeof(msgs[0])) ||
+			    !strchr(optarg, ' ')) {
+				fprintf(stderr,
+				        "nbd_testserver: --message 'NAME MSG', at most 16\n");
+				return 2;
+			}
+			msgs[nmsgs++] = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -155,9 +169,19 @@ int main(int argc, char **argv)
 	exports = calloc((size_t)nexports, sizeof(*exports));
 	if (!exports)
 		goto out;
-	for (int i = 0; i < nexports; i++)
+	for (int i = 0; i < nexports; i++) {
 		if (open_export(ctx, argv[optind + i], &exports[i]))
 			goto out;
+		for (int k = 0; k < nmsgs; k++) {
+			size_t nl = strlen(exports[i].name);
+			char *reply = NULL;
+			if (strncmp(msgs[k], exports[i].name, nl) || msgs[k][nl] != ' ')
+				continue;
+			if (ulvm_dev_message(exports[i].dev, 0, msgs[k] + nl + 1, &reply))
+				goto out;
+			free(reply);
+		}
+	}
 	if (evloop_new(ctx, &loop) || nbd_server_new(loop, &no, &s))
 		goto out;
 	if (unix_path && nbd_server_listen_unix(s, unix_path, mode))
