@@ -24,11 +24,18 @@ def sectors(chunk):
 
 
 def driver(ctx):
-    p = os.path.join(os.path.dirname(ctx.ulvm), "snapshot_workload")
-    if not os.access(p, os.X_OK):
-        raise Unavailable("needs the snapshot workload driver %s (built with ulvm in its build "
-                          "directory; an installed ulvm has none)" % p)
-    return p
+    """snapshot_workload: $SNAPSHOT_WORKLOAD, next to ulvm, or in the source tree's build
+    directories (the driver's ../build, ../build-asan)."""
+    tried = [os.environ.get("SNAPSHOT_WORKLOAD", ""),
+             os.path.join(os.path.dirname(ctx.ulvm), "snapshot_workload")]
+    src = os.path.dirname(os.path.realpath(getattr(ctx, "bench_dir", "") or "."))
+    tried += [os.path.join(src, b, "snapshot_workload") for b in ("build", "build-asan")]
+    for p in tried:
+        if p and os.access(p, os.X_OK):
+            return p
+    raise Unavailable("needs the snapshot workload driver (tests/unit/snapshot_workload.c, "
+                      "built with ulvm; not installed): not found in %s" %
+                      ", ".join(p for p in tried if p))
 
 
 def memory_cgroup(ws, limit):
