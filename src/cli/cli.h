@@ -156,6 +156,9 @@ int report_select_help(void); /* -S help */
 /* With -S: replace a command's arguments by the names ("VG", or "VG/LV" for REPORT_LV) of
  * what the selection picks among the VGs (and LVs) they name, or among all when none. */
 int cli_select_names(struct cli *c, enum report_type type, char ***args, int *nargs);
+/* An exported VG's LVs are not read (as LVM2): true, after saying so, when the command's
+ * arguments (c->args) name it. */
+bool cli_vg_exported_skip(struct cli *c, const struct ulvm_vg *vg);
 void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len);
 
 /* commands */
@@ -212,6 +215,16 @@ void cli_display_pv_short(const char *path, uint64_t free_sectors);
 void cli_display_vg_colon(const struct ulvm_vg *vg);
 void cli_display_vg_short(const struct ulvm_vg *vg);
 void cli_display_vg_pvs(const struct ulvm_vg *vg);
+
+/* cmd_change.c: lvchange -p, vgchange -x/-l/-u (in memory; the command commits) */
+struct cli_vg_attrs {
+	int resizeable; /* -x: 1, 0, or -1 for no change */
+	long max_lv;    /* -l: or -1 */
+	bool new_uuid;  /* -u */
+};
+int cli_status_set(struct ulvm_strlist *l, const char *word, bool on, const char *after);
+int cli_lv_permission(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *perm); /* r|rw */
+int cli_vg_attrs(struct ulvm_vg *vg, const struct cli_vg_attrs *a);
 
 /* cmd_vgcfglist.c: vgcfgrestore --list */
 int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);

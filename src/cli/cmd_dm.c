@@ -477,14 +477,42 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	                                   {"addtag", required_argument, NULL, 8000},
 	                                   {"deltag", required_argument, NULL, 8001},
 	                                   {"select", required_argument, NULL, 'S'},
+	                                   {"resizeable", required_argument, NULL, 'x'},
+	                                   {"resizable", required_argument, NULL, 'x'},
+	                                   {"logicalvolume", required_argument, NULL, 'l'},
+	                                   {"uuid", no_argument, NULL, 'u'},
 	                                   {0}};
 	const char *act = NULL, *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
+	struct cli_vg_attrs attrs = {.resizeable = -1, .max_lv = -1};
+	bool change_attrs = false;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:x:l:u", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt == 'x' || opt == 'l') {
+			char *end;
+			long v = opt == 'l' ? strtol(optarg, &end, 10) : 0;
+			bool ok = opt == 'l' ? *optarg && !*end && v >= 0
+			                     : strchr("yn", optarg[0]) && !optarg[1];
+			if (!ok) {
+				fprintf(stderr, "  Invalid argument for --%s: %s\n",
+				        opt == 'l' ? "logicalvolume" : "resizeable", optarg);
+				fprintf(stderr, "  Error during parsing of command line.\n");
+				return EINVALID_CMD_LINE;
+			}
+			if (opt == 'l')
+				attrs.max_lv = v;
+			else
+				attrs.resizeable = optarg[0] == 'y';
+			change_attrs = true;
+			continue;
+		}
+		if (opt == 'u') {
+			attrs.new_uuid = change_attrs = true;
+			continue;
+		}
 		if (opt == 'S')
 			c->select = optarg;
 		else if (opt == 'a')
@@ -496,7 +524,7 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		else
 			return EINVALID_CMD_LINE;
 	}
-	if ((optind >= argc && !c->select) || (!act && !nadd && !ndel)) {
+	if ((optind >= argc && !c->select) || (!act && !nadd && !ndel && !change_attrs)) {
 		fprintf(stderr, "  Usage: ulvm vgchange -a y|n | --addtag T | --deltag T VG...\n");
 		return EINVALID_CMD_LINE;
 	}
@@ -512,8 +540,9 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		size_t active = 0;
 		bool on = act && act[0] != 'n';
 
-		if ((r = ulvm_vg_open(c->ctx, argv[i],
-		                      nadd || ndel ? ULVM_LOCK_WRITE : ULVM_LOCK_READ, &vg))) {
+		if ((r = ulvm_vg_open(
+		         c->ctx, argv[i],
+		         nadd || ndel || change_attrs ? ULVM_LOCK_WRITE : ULVM_LOCK_READ, &vg))) {
 			rc = cli_fail(r);
 			continue;
 		}
@@ -521,7 +550,9 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			r = ulvm_tag_add(&vg->tags, add[k]);
 		for (size_t k = 0; k < ndel && !r; k++)
 			r = ulvm_tag_del(&vg->tags, del[k]);
-		if (!r && (nadd || ndel))
+		if (!r && change_attrs)
+			r = cli_vg_attrs(vg, &attrs);
+		if (!r && (nadd || ndel || change_attrs))
 			r = ulvm_vg_commit(vg, cli_description(c));
 		if (r) {
 			rc = cli_fail(r);

@@ -929,6 +929,22 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 		struct ulvm_vg *vg;
 		if (ulvm_vg_open(c->ctx, copy[i], ULVM_LOCK_READ, &vg))
 			continue;
+		c->args = argv + optind;
+		c->nargs = argc - optind;
+		if (ulvm_strlist_has(&vg->status, "EXPORTED")) { /* as LVM2: not read */
+			if (cli_vg_exported_skip(c, vg)) {
+				rc = ECMD_FAILED;
+				for (int a = optind; a < argc; a++) {
+					char vgn[256], lvn[256];
+					hit[a] |= !strcmp(argv[a], vg->name) ||
+					          (!cli_split_lv(argv[a], vgn, sizeof(vgn), lvn,
+					                         sizeof(lvn)) &&
+					           !strcmp(vgn, vg->name));
+				}
+			}
+			ulvm_vg_close(vg);
+			continue;
+		}
 		for (int a = optind; a < argc; a++) {
 			char vgn[256], lvn[256];
 			hit[a] |= !strcmp(argv[a], vg->name) ||
@@ -1036,17 +1052,29 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"deltag", required_argument, NULL, 8001},
 	                                   {"activate", required_argument, NULL, 'a'},
 	                                   {"select", required_argument, NULL, 'S'},
+	                                   {"permission", required_argument, NULL, 'p'},
 	                                   {0}};
+	const char *perm = NULL;
 	const char *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 	const char *activate = NULL;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:p:", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 'S') {
 			c->select = optarg;
+			continue;
+		}
+		if (opt == 'p') {
+			if (strcmp(optarg, "r") && strcmp(optarg, "rw")) {
+				fprintf(stderr, "  Invalid argument for --permission: %s\n",
+				        optarg);
+				fprintf(stderr, "  Error during parsing of command line.\n");
+				return EINVALID_CMD_LINE;
+			}
+			perm = optarg;
 			continue;
 		}
 		if (opt == 8000 && nadd < ARRAY_SIZE(add))
@@ -1089,8 +1117,13 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 				r = ulvm_tag_add(&lv->tags, add[k]);
 			for (size_t k = 0; k < ndel && !r; k++)
 				r = ulvm_tag_del(&lv->tags, del[k]);
-			if (!r && (nadd || ndel))
+			if (!r && perm)
+				r = cli_lv_permission(vg, lv, perm);
+			if (!r && (nadd || ndel || perm))
 				r = ulvm_vg_commit(vg, cli_description(c));
+			/* an active LV's table follows its new permission (LVM2 reloads it) */
+			if (!r && perm && !activate && ulvm_lv_active(vg, lv))
+				r = cli_activate_lv(c, vg, lv, true);
 			struct ulvm_snapshot snap;
 			/* A snapshot is (de)activated with its origin and every other snapshot. */
 			if (!r && activate && ulvm_lv_snapshot(vg, lv, &snap) && snap.origin &&
@@ -1116,7 +1149,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		if (r) {
 			cli_fail(r);
 			rc = ECMD_FAILED;
-		} else if (nadd || ndel) {
+		} else if (nadd || ndel || perm) {
 			cli_print("Logical volume %s/%s changed.", vgn, lvn);
 		}
 		ulvm_vg_close(vg);

@@ -300,8 +300,9 @@ static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 	printf("  Metadata Sequence No  %u\n", vg->seqno);
 	printf("  VG Access             %s\n",
 	       ulvm_strlist_has(&vg->status, "WRITE") ? "read/write" : "read");
-	printf("  VG Status             %s\n",
-	       ulvm_strlist_has(&vg->status, "RESIZEABLE") ? "resizable" : "");
+	printf("  VG Status             %s%sresizable\n",
+	       ulvm_strlist_has(&vg->status, "EXPORTED") ? "exported/" : "",
+	       ulvm_strlist_has(&vg->status, "RESIZEABLE") ? "" : "NOT ");
 	printf("  MAX LV                %u\n", vg->max_lv);
 	printf("  Cur LV                %zu\n", open_lvs);
 	printf("  Open LV               0\n");

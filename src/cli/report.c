@@ -1141,6 +1141,22 @@ int cli_select_names(struct cli *c, enum report_type type, char ***args, int *na
 	return rc;
 }
 
+bool cli_vg_exported_skip(struct cli *c, const struct ulvm_vg *vg)
+{
+	char vgn[256], lvn[256];
+	bool named = false;
+
+	if (!ulvm_strlist_has(&vg->status, "EXPORTED"))
+		return false;
+	for (int i = 0; i < c->nargs && !named; i++)
+		named = !strcmp(c->args[i], vg->name) ||
+		        (!cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)) &&
+		         !strcmp(vgn, vg->name));
+	if (named)
+		fprintf(stderr, "  Volume group %s is exported\n", vg->name);
+	return named;
+}
+
 /* -S help (or ?): the fields with their types, then the language. */
 int report_select_help(void)
 {
@@ -1720,6 +1736,13 @@ int report_run(struct cli *c, enum report_type type)
 				add_row(&t, &row);
 				continue;
 			}
+			/* as LVM2: an exported VG's LVs are not read; naming it fails */
+			if (cli_vg_exported_skip(c, vg)) {
+				rc = ECMD_FAILED;
+				continue;
+			}
+			if (ulvm_strlist_has(&vg->status, "EXPORTED"))
+				continue;
 			for (size_t l = 0; l < vg->nlvs; l++) {
 				struct ulvm_lv *lv = vg->lvs[l];
 				bool named = false;

@@ -1,0 +1,86 @@
+/*
+ * Attribute changes of lvchange and vgchange beyond tags and activation, with LVM2's
+ * words: lvchange -p r|rw (the LV's WRITE flag), vgchange -x y|n (RESIZEABLE), -l N
+ * (max_lv), -u (a new VG UUID). They change the VG in memory; the command commits.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "cli.h"
+
+/* Set or clear a status word; a word set goes right after `after` when that is there, as
+ * LVM2 orders them ("READ", "WRITE", ...), so the metadata reads as LVM2 writes it. */
+int cli_status_set(struct ulvm_strlist *l, const char *word, bool on, const char *after)
+{
+	size_t at = l->n;
+	int r;
+
+	if (!on)
+		return ulvm_tag_del(l, word);
+	if (ulvm_strlist_has(l, word))
+		return 0;
+	if ((r = ulvm_tag_add(l, word)))
+		return r;
+	for (size_t i = 0; after && i + 1 < l->n; i++)
+		if (!strcmp(l->v[i], after))
+			at = i + 1;
+	if (at < l->n - 1) {
+		char *w = l->v[l->n - 1];
+		memmove(&l->v[at + 1], &l->v[at], (l->n - 1 - at) * sizeof(*l->v));
+		l->v[at] = w;
+	}
+	return 0;
+}
+
+int cli_lv_permission(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *perm)
+{
+	bool want = !strcmp(perm, "rw"), has = ulvm_strlist_has(&lv->status, "WRITE");
+
+	if (want == has)
+		return want ? ulvm_error(-EEXIST, "Logical volume %s/%s is already writable.",
+		                         vg->name, lv->name)
+		            : ulvm_error(-EEXIST, "Logical volume \"%s/%s\" is already read only.",
+		                         vg->name, lv->name);
+	return cli_status_set(&lv->status, "WRITE", want, "READ");
+}
+
+int cli_vg_attrs(struct ulvm_vg *vg, const struct cli_vg_attrs *a)
+{
+	int r;
+
+	if (a->resizeable >= 0) {
+		bool has = ulvm_strlist_has(&vg->status, "RESIZEABLE");
+		if (has == (a->resizeable == 1))
+			return ulvm_error(-EEXIST, "Volume group \"%s\" is already %sresizeable",
+			                  vg->name, has ? "" : "not ");
+		if ((r = cli_status_set(&vg->status, "RESIZEABLE", a->resizeable == 1, "WRITE")))
+			return r;
+	}
+	if (a->max_lv >= 0) {
+		size_t lvs = 0;
+		for (size_t l = 0; l < vg->nlvs; l++)
+			lvs += ulvm_lv_visible(vg->lvs[l]);
+		if (a->max_lv && (size_t)a->max_lv < lvs)
+			return ulvm_error(-EINVAL,
+			                  "MaxLogicalVolume is less than the current number %zu of "
+			                  "LVs for %s",
+			                  lvs, vg->name);
+		vg->max_lv = (uint32_t)a->max_lv;
+	}
+	if (a->new_uuid) {
+		/* the LVs' devices are named by the VG's UUID: not while any is active */
+		for (size_t l = 0; l < vg->nlvs; l++)
+			if (ulvm_lv_active(vg, vg->lvs[l]))
+				return ulvm_error(-EBUSY,
+				                  "Volume group \"%s\" has active logical volumes: "
+				                  "deactivate them before changing its UUID",
+				                  vg->name);
+		char u[UUID_LEN + 1];
+		if ((r = uuid_generate(u)))
+			return ulvm_error(r, "cannot make a UUID");
+		memcpy(vg->uuid, u, sizeof(vg->uuid));
+	}
+	return 0;
+}
