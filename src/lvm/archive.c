@@ -52,6 +52,7 @@ static char *slurp(const char *path, size_t *len)
 
 struct backup_conf {
 	bool archive, backup;
+	long retain_min, retain_days; /* backup/retain_min, backup/retain_days */
 	char archive_dir[4096], backup_dir[4096];
 	bool default_dirs; /* neither directory was configured */
 };
@@ -66,7 +67,11 @@ static void read_conf(struct backup_conf *bc)
 
 	if (!sys || !*sys)
 		sys = LVM2_DEFAULT_SYSTEM_DIR;
-	*bc = (struct backup_conf){.archive = true, .backup = true, .default_dirs = true};
+	*bc = (struct backup_conf){.archive = true,
+	                           .backup = true,
+	                           .retain_min = 10,
+	                           .retain_days = 30,
+	                           .default_dirs = true};
 	snprintf(bc->archive_dir, sizeof(bc->archive_dir), "%s/archive", sys);
 	snprintf(bc->backup_dir, sizeof(bc->backup_dir), "%s/backup", sys);
 	snprintf(path, sizeof(path), "%s/lvm.conf", sys);
@@ -78,6 +83,12 @@ static void read_conf(struct backup_conf *bc)
 		if ((n = cfg_find(tree, s, "backup")) && n->kind == CFG_ASSIGN &&
 		    n->v.type == CFG_INT)
 			bc->backup = n->v.i != 0;
+		if ((n = cfg_find(tree, s, "retain_min")) && n->kind == CFG_ASSIGN &&
+		    n->v.type == CFG_INT && n->v.i >= 0)
+			bc->retain_min = (long)n->v.i;
+		if ((n = cfg_find(tree, s, "retain_days")) && n->kind == CFG_ASSIGN &&
+		    n->v.type == CFG_INT && n->v.i >= 0)
+			bc->retain_days = (long)n->v.i;
 		if ((n = cfg_find(tree, s, "archive_dir")) && n->kind == CFG_ASSIGN &&
 		    n->v.type == CFG_STRING && n->v.s[0]) {
 			snprintf(bc->archive_dir, sizeof(bc->archive_dir), "%s", n->v.s);
@@ -173,6 +184,68 @@ static unsigned next_index(const char *dir, const char *name)
 	return next;
 }
 
+struct archive_entry {
+	unsigned idx;
+	char *path;
+};
+
+static int entry_cmp(const void *a, const void *b)
+{
+	const struct archive_entry *x = a, *y = b;
+
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* As LVM2 after each archive: beyond the newest retain_min archives of the VG, the oldest
+ * ones older than retain_days are removed, oldest first, until one is younger. */
+static void prune_archives(const struct backup_conf *bc, const char *name)
+{
+	size_t nl = strlen(name), n = 0, cap = 0;
+	struct archive_entry *v = NULL;
+	time_t keep_after = time(NULL) - (time_t)bc->retain_days * 86400;
+	struct dirent *e;
+	DIR *d = opendir(bc->archive_dir);
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		unsigned idx;
+		size_t len = strlen(e->d_name);
+		char path[8300];
+		if (strncmp(e->d_name, name, nl) || e->d_name[nl] != '_' || len < 3 ||
+		    strcmp(e->d_name + len - 3, ".vg") ||
+		    sscanf(e->d_name + nl + 1, "%5u-", &idx) != 1)
+			continue;
+		if (n == cap) {
+			struct archive_entry *nv =
+			    realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
+			if (!nv)
+				break;
+			v = nv;
+		}
+		snprintf(path, sizeof(path), "%s/%s", bc->archive_dir, e->d_name);
+		if (!(v[n].path = strdup(path)))
+			break;
+		v[n++].idx = idx;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), entry_cmp);
+	for (size_t i = 0, left = n; i < n && left > (size_t)bc->retain_min; i++) {
+		struct stat st;
+		if (stat(v[i].path, &st))
+			continue;
+		if (st.st_mtime >= keep_after)
+			break;
+		ulvm_log(ULVM_LOG_DEBUG, "Expiring archive %s", v[i].path);
+		if (unlink(v[i].path) == 0)
+			left--;
+	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
 static int archive_text(const struct backup_conf *bc, const char *name, uint32_t seqno,
                         const char *text)
 {
@@ -186,7 +259,10 @@ static int archive_text(const struct backup_conf *bc, const char *name, uint32_t
 	snprintf(path, sizeof(path), "%s/%s_%05u-%ld.vg", bc->archive_dir, name,
 	         next_index(bc->archive_dir, name), (long)(random() & 0x7fffffff));
 	ulvm_info("Archiving volume group \"%s\" metadata (seqno %u).", name, seqno);
-	return write_file(path, text);
+	if ((r = write_file(path, text)))
+		return r;
+	prune_archives(bc, name);
+	return 0;
 }
 
 /* The VG's committed copy (by its UUID: a rename has changed the name in memory). */
