@@ -123,11 +123,31 @@ mkimg() {
 img() { echo "$T/$1.img"; }
 
 # attach NAME...: loop devices over the images (for LVM2)
+# Each image gets a loop device numbered above this test's others (LVM2 sorts rows by
+# device name and ulvm by image path: the orders agree only when the numbers follow the
+# order of attachment); a number another test took meanwhile is skipped.
 attach() {
-	local n
+	local n k first prev=-1 d tries last left=$#
+	for d in "${LOOP_OF[@]}"; do [ "${d#/dev/loop}" -gt "$prev" ] && prev=${d#/dev/loop}; done
 	for n in "$@"; do
-		[ -z "${LOOP_OF[$n]:-}" ] || continue
-		LOOP_OF[$n]=$(losetup -f --show "$T/$n.img") || fail "losetup -f --show $T/$n.img"
+		[ -z "${LOOP_OF[$n]:-}" ] || { left=$((left - 1)); continue; }
+		first=$(losetup -f) || fail "losetup -f: no free loop device"
+		k=${first#/dev/loop}
+		[ "$k" -gt "$prev" ] || k=$((prev + 1))
+		# nor across a power of ten (LVM2 sorts /dev/loop10 before /dev/loop9): the images
+		# still to attach in this call get numbers of as many digits
+		last=$((k + left - 1))
+		[ ${#last} -eq ${#k} ] || k=$((10 ** ${#k}))
+		for ((tries = 0; tries < 64; tries++, k++)); do
+			losetup "/dev/loop$k" "$T/$n.img" 2>/dev/null && break
+		done
+		if [ $tries -lt 64 ]; then
+			LOOP_OF[$n]=/dev/loop$k
+		else
+			LOOP_OF[$n]=$(losetup -f --show "$T/$n.img") || fail "losetup -f --show $T/$n.img"
+		fi
+		prev=${LOOP_OF[$n]#/dev/loop}
+		left=$((left - 1))
 	done
 }
 # detach NAME...
