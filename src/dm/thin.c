@@ -213,7 +213,8 @@ struct thin_io {
 	enum tio_state state;
 	struct prov *prov;
 	struct cell *cell;   /* held */
-	uint64_t data_block; /* provisioned or discarded block */
+	uint64_t data_block; /* provisioned or discarded block (the first) */
+	uint64_t nblocks;    /* discarded blocks passed down */
 };
 
 struct cell {
@@ -1358,15 +1359,20 @@ static void provision(struct pool *p, struct thin_io *t, uint64_t old)
 	prov_step_done(t, 0);
 }
 
-static void process_discard(struct pool *p, struct thin_io *t, uint64_t v)
+/* Unmap the whole blocks of the request (the kernel ignores partial ones). A request may
+ * cover several blocks (a run of mapped ones, see thin_max_io_len). When every one of them is
+ * freed by it and they lie one after the other on the data device, the discard is passed
+ * down in one piece; the blocks are held (a count of their own) until it is done, so that
+ * they are not allocated again under it, as the kernel does. */
+static void process_discard(struct pool *p, struct thin_io *t)
 {
 	struct thin_c *tc = t->tc;
-	uint64_t in_block = t->voff - t->vblock * p->block_bytes;
-	uint32_t count = 1;
+	uint64_t first = (t->voff + p->block_bytes - 1) / p->block_bytes;
+	uint64_t end = (t->voff + t->req->len) / p->block_bytes, held = 0, d0 = 0;
+	bool passdown = p->pf.discard_passdown;
 	int r;
 
-	/* Only whole blocks are unmapped (the kernel ignores the partial ones). */
-	if (in_block || t->req->len != p->block_bytes || v == CACHE_UNMAPPED) {
+	if (first >= end) {
 		complete_tio(t, 0);
 		return;
 	}
@@ -1374,30 +1380,76 @@ static void process_discard(struct pool *p, struct thin_io *t, uint64_t v)
 		complete_tio(t, -EIO);
 		return;
 	}
-	if ((r = thin_md_remove(p->pmd, tc->dev_id, t->vblock))) {
-		metadata_failed(p, "remove mapping", r);
-		complete_tio(t, -EIO);
-		return;
+	for (uint64_t vb = first; vb < end; vb++) {
+		uint32_t count = 1;
+		uint64_t v, b;
+
+		if ((r = lookup(p, tc, vb, &v)))
+			goto failed;
+		if (v == CACHE_UNMAPPED) {
+			passdown = false;
+			continue;
+		}
+		if ((r = thin_md_remove(p->pmd, tc->dev_id, vb)))
+			goto failed;
+		mark_dirty(p);
+		map64_put(&tc->td->cache, vb, CACHE_UNMAPPED);
+		b = thin_mapping_block(v);
+		if (!passdown)
+			continue;
+		if ((r = thin_md_data_count(p->pmd, b, &count)))
+			goto failed;
+		if (count || (held && b != d0 + held)) {
+			passdown = false;
+			continue;
+		}
+		if ((r = thin_md_data_inc(p->pmd, b)))
+			goto failed;
+		if (!held)
+			d0 = b;
+		held++;
 	}
-	mark_dirty(p);
-	map64_put(&tc->td->cache, t->vblock, CACHE_UNMAPPED);
-	t->data_block = thin_mapping_block(v);
-	if (p->pf.discard_passdown && (r = thin_md_data_count(p->pmd, t->data_block, &count))) {
-		metadata_failed(p, "data block count", r);
-		complete_tio(t, -EIO);
-		return;
-	}
-	if (!p->pf.discard_passdown || count) {
+	if (!passdown || held != end - first) {
+		/* Not passed down: what was held goes back at once (free in the next commit). */
+		for (uint64_t i = 0; i < held; i++)
+			if ((r = thin_md_data_dec(p->pmd, d0 + i)))
+				goto failed;
 		complete_tio(t, 0);
 		return;
 	}
-	/* Passed down: the block is held (a count of its own) until the discard is done, so
-	 * that it is not allocated again under it, as the kernel does. */
-	if ((r = thin_md_data_inc(p->pmd, t->data_block)) || (r = cell_take(p, t))) {
-		complete_tio(t, r);
-		return;
+	t->data_block = d0;
+	t->nblocks = held;
+	t->state = TS_DISCARD;
+	t->req->offset = d0 * p->block_bytes;
+	t->req->len = held * p->block_bytes;
+	dm_remap_submit(tc->ti, t->req, tc->pool_dev);
+	return;
+failed:
+	metadata_failed(p, "discard", r);
+	complete_tio(t, -EIO);
+}
+
+/* Bytes from `offset` to the end of its run: blocks mapped, not shared and one after the
+ * other on the data device (from the cache), at most RUN_MAX blocks; else to the end of the
+ * block. A run goes down as one request. */
+#define RUN_MAX 4096u
+static uint64_t run_bytes(struct thin_c *tc, uint64_t offset)
+{
+	struct pool *p = tc->pool;
+	uint64_t vb = block_of(p, offset), n = 1;
+	uint64_t to_end = (vb + 1) * p->block_bytes - offset;
+	const uint64_t *c = map64_get(&tc->td->cache, vb);
+
+	if (!c || *c == CACHE_UNMAPPED || is_shared(tc->td, *c))
+		return to_end;
+	for (uint64_t d = thin_mapping_block(*c); n < RUN_MAX; n++) {
+		const uint64_t *cn = map64_get(&tc->td->cache, vb + n);
+
+		if (!cn || *cn == CACHE_UNMAPPED || is_shared(tc->td, *cn) ||
+		    thin_mapping_block(*cn) != d + n)
+			break;
 	}
-	remap_to_block(t, t->data_block, TS_DISCARD);
+	return to_end + (n - 1) * p->block_bytes;
 }
 
 static void process_io(struct pool *p, struct thin_io *t)
@@ -1421,6 +1473,16 @@ static void process_io(struct pool *p, struct thin_io *t)
 	}
 	if ((r = lookup(p, tc, t->vblock, &v))) {
 		metadata_failed(p, "lookup", r);
+		complete_tio(t, -EIO);
+		return;
+	}
+	/* A request over several blocks was a run of mapped blocks when it was split: it
+	 * still must be (something that changed it meanwhile raced with it). */
+	if (req->op != IO_OP_DISCARD && block_of(p, t->voff + req->len - 1) != t->vblock &&
+	    run_bytes(tc, t->voff) < req->len) {
+		ulvm_warn("thin device %" PRIu64 ": a request over blocks %" PRIu64 "-%" PRIu64
+		          " that changed under it fails",
+		          tc->dev_id, t->vblock, block_of(p, t->voff + req->len - 1));
 		complete_tio(t, -EIO);
 		return;
 	}
@@ -1464,7 +1526,7 @@ static void process_io(struct pool *p, struct thin_io *t)
 			complete_tio(t, -EOPNOTSUPP);
 			return;
 		}
-		process_discard(p, t, v);
+		process_discard(p, t);
 		return;
 	default:
 		complete_tio(t, -EINVAL);
@@ -1567,10 +1629,7 @@ static void thin_dtr(struct dm_target *ti)
 
 static uint64_t thin_max_io_len(struct dm_target *ti, uint64_t offset)
 {
-	struct thin_c *tc = ti->private;
-	struct pool *p = tc->pool;
-
-	return p->block_bytes - (offset - block_of(p, offset) * p->block_bytes);
+	return run_bytes(ti->private, offset);
 }
 
 static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
@@ -1642,12 +1701,11 @@ static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req
 		cell_release(p, t);
 		break;
 	case TS_DISCARD:
-		if (p->pmd && p->mode < PM_READ_ONLY) {
-			if ((r = thin_md_data_dec(p->pmd, t->data_block)))
+		for (uint64_t i = 0; i < t->nblocks && p->pmd && p->mode < PM_READ_ONLY; i++) {
+			if ((r = thin_md_data_dec(p->pmd, t->data_block + i)))
 				metadata_failed(p, "free data block", r);
 			mark_dirty(p);
 		}
-		cell_release(p, t);
 		/* a device that cannot discard: the block is unmapped all the same */
 		if (*error == -EOPNOTSUPP)
 			*error = 0;

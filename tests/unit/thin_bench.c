@@ -1,0 +1,227 @@
+/*
+ * thin_bench: the seed-004 cells on ulvm's thin targets, in one process, for
+ * bench/ulvmbench/seed004.py (not a test by itself).
+ *
+ *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last]
+ *
+ * In DIR (the seed's ramdisk: /dev/shm): a linear device over a file, and a pool (block
+ * zeroing on, as in the seed) with one thin volume of SIZE_MIB. Every cell moves SIZE_MIB
+ * with one 64 MiB request at a time (dd bs=64M) through the dm request path and the
+ * engine, and prints one JSON line {"cell": ..., "mib_s": ..., "ops_s": ...}:
+ *   write-linear        the linear device (written once before)
+ *   write-unprov        the thin volume, every block provisioned by the write
+ *   write-prov          the same again: every block mapped
+ *   write-snap-shared   a snapshot of it (create_snap with the origin suspended): every
+ *                       write breaks sharing
+ *   write-snap-unshared the snapshot again
+ *   read-linear, read-prov, read-snap-unshared
+ *   randread-linear, randread-prov   RANDOM_READS reads of 4 KiB, one at a time, at offsets
+ *                       stepping by a large odd number of 4 KiB pages modulo the size (the
+ *                       pattern `qemu-img bench -S` gives its peer)
+ * Each pair (linear, thin) runs back to back; linear first unless "linear-last".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dm/dm.h"
+#include "io/bdev.h"
+#include "io/engine.h"
+#include "util/util.h"
+
+#define REQ   (64ull << 20)
+#define STEP4 7919ull /* pages: the random-read stride */
+
+static struct io_engine *e;
+static struct dm_registry *r;
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "thin_bench: %s: %d %s\n", what, err, ulvm_last_error());
+	exit(1);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct sreq {
+	struct io_req req;
+	int done, result;
+};
+
+static void sreq_done(struct io_req *req, int result)
+{
+	struct sreq *s = req->private;
+
+	s->done = 1;
+	s->result = result;
+}
+
+static void io(struct dm_dev *md, enum io_op op, uint64_t off, uint64_t len, void *buf)
+{
+	struct sreq s = {.req = {.op = op, .offset = off, .len = len, .buf = buf}};
+
+	s.req.done = sreq_done;
+	s.req.private = &s;
+	dm_submit(md, &s.req);
+	while (!s.done)
+		if (io_engine_poll(e, io_engine_has_queued(e) ? 0 : 1) < 0)
+			die("poll", -EIO);
+	if (s.result)
+		die("I/O", s.result);
+}
+
+static void emit(const char *cell, double secs, uint64_t bytes, uint64_t ops)
+{
+	printf("{\"cell\": \"%s\", \"mib_s\": %.1f, \"ops_s\": %.0f, \"seconds\": %.4f}\n", cell,
+	       (double)bytes / (1 << 20) / secs, (double)ops / secs, secs);
+	fflush(stdout);
+}
+
+static void seq(const char *cell, struct dm_dev *md, enum io_op op, uint64_t size, uint8_t *buf)
+{
+	double t0 = now();
+
+	for (uint64_t off = 0; off < size; off += REQ)
+		io(md, op, off, MIN(REQ, size - off), buf);
+	if (op == IO_OP_WRITE)
+		io(md, IO_OP_FLUSH, 0, 0, NULL); /* dd conv=fsync: the thin pool commits */
+	emit(cell, now() - t0, size, (size + REQ - 1) / REQ);
+}
+
+static void randread(const char *cell, struct dm_dev *md, uint64_t size, uint64_t n, uint8_t *buf)
+{
+	uint64_t pages = size / 4096, p = 0;
+	double t0 = now();
+
+	for (uint64_t i = 0; i < n; i++) {
+		io(md, IO_OP_READ, p * 4096, 4096, buf);
+		p = (p + STEP4) % pages;
+	}
+	emit(cell, now() - t0, n * 4096, n);
+}
+
+static void message(struct dm_dev *md, const char *text)
+{
+	char *res = NULL;
+	int ret = dm_message(md, 0, text, &res);
+
+	free(res);
+	if (ret)
+		die(text, ret);
+}
+
+static void mkfile(const char *path, uint64_t size)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || ftruncate(fileno(f), (off_t)size))
+		die(path, -errno);
+	fclose(f);
+}
+
+static void prefill(const char *path, uint64_t size)
+{
+	uint8_t *b = calloc(1, 1 << 20);
+	FILE *f = fopen(path, "r+");
+
+	if (!b || !f)
+		die(path, -errno);
+	for (uint64_t off = 0; off < size; off += 1 << 20)
+		if (fwrite(b, 1, (size_t)MIN((uint64_t)1 << 20, size - off), f) == 0)
+			die(path, -errno);
+	fclose(f);
+	free(b);
+}
+
+int main(int argc, char **argv)
+{
+	char lin[512], meta[512], data[512], table[2048];
+	struct dm_dev *linear, *pool, *thin, *snap;
+	bool linear_last;
+	uint64_t size, spb, nrand, sectors;
+	uint8_t *buf;
+	int ret;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS "
+		                "[linear-last]\n");
+		return 2;
+	}
+	size = strtoull(argv[2], NULL, 10) << 20;
+	spb = strtoull(argv[3], NULL, 10);
+	nrand = strtoull(argv[4], NULL, 10);
+	linear_last = argc > 5 && !strcmp(argv[5], "linear-last");
+	sectors = size / 512;
+	snprintf(lin, sizeof(lin), "%s/linear.img", argv[1]);
+	snprintf(meta, sizeof(meta), "%s/meta.img", argv[1]);
+	snprintf(data, sizeof(data), "%s/data.img", argv[1]);
+	mkfile(lin, size);
+	mkfile(meta, 64 << 20);
+	mkfile(data, 2 * size + 2 * spb * 512);
+	/* The backing files are written through once (the ramdisk's pages exist), so that
+	 * first-write allocation in tmpfs is in neither the linear nor the thin figures. */
+	prefill(data, 2 * size + 2 * spb * 512);
+	buf = bdev_alloc_buffer(REQ);
+	if (!buf)
+		die("buffer", -ENOMEM);
+	memset(buf, 0x5a, REQ);
+	if ((ret = io_engine_new(NULL, &e)) || (ret = dm_registry_new(e, &r)))
+		die("engine", ret);
+	snprintf(table, sizeof(table), "0 %" PRIu64 " linear %s 0", sectors, lin);
+	if ((ret = dm_create(r, "linear", table, &linear)))
+		die("linear", ret);
+	snprintf(table, sizeof(table), "0 %" PRIu64 " thin-pool %s %s %" PRIu64 " 0",
+	         (2 * size) / 512 / spb * spb + 2 * spb, meta, data, spb);
+	if ((ret = dm_create(r, "pool", table, &pool)))
+		die("pool", ret);
+	message(pool, "create_thin 1");
+	snprintf(table, sizeof(table), "0 %" PRIu64 " thin pool 1", sectors);
+	if ((ret = dm_create(r, "thin", table, &thin)))
+		die("thin", ret);
+	/* The linear file written once, as every LV is before it is measured. */
+	for (uint64_t off = 0; off < size; off += REQ)
+		io(linear, IO_OP_WRITE, off, MIN(REQ, size - off), buf);
+
+#define PAIR(lin_cell, lin_dev, thin_cell, thin_dev, op)                                           \
+	do {                                                                                       \
+		if (!linear_last)                                                                  \
+			seq(lin_cell, lin_dev, op, size, buf);                                     \
+		seq(thin_cell, thin_dev, op, size, buf);                                           \
+		if (linear_last)                                                                   \
+			seq(lin_cell, lin_dev, op, size, buf);                                     \
+	} while (0)
+	PAIR("write-linear", linear, "write-unprov", thin, IO_OP_WRITE);
+	seq("write-prov", thin, IO_OP_WRITE, size, buf);
+	/* The snapshot as LVM2 takes it: the origin suspended around create_snap. */
+	if ((ret = dm_suspend(thin)))
+		die("suspend", ret);
+	message(pool, "create_snap 2 1");
+	if ((ret = dm_resume(thin)))
+		die("resume", ret);
+	snprintf(table, sizeof(table), "0 %" PRIu64 " thin pool 2", sectors);
+	if ((ret = dm_create(r, "snap", table, &snap)))
+		die("snap", ret);
+	seq("write-snap-shared", snap, IO_OP_WRITE, size, buf);
+	seq("write-snap-unshared", snap, IO_OP_WRITE, size, buf);
+	PAIR("read-linear", linear, "read-prov", thin, IO_OP_READ);
+	seq("read-snap-unshared", snap, IO_OP_READ, size, buf);
+	if (!linear_last)
+		randread("randread-linear", linear, size, nrand, buf);
+	randread("randread-prov", thin, size, nrand, buf);
+	if (linear_last)
+		randread("randread-linear", linear, size, nrand, buf);
+	dm_registry_free(r);
+	io_engine_free(e);
+	free(buf);
+	return 0;
+}
