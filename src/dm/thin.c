@@ -13,27 +13,32 @@
  * remapped onto it at data-device offsets, and the pool target passes it on to the data
  * device (so a suspended pool holds its thin volumes' I/O, as in the kernel).
  *
- * The data path. A thin request never crosses a pool block (max_io_len). Each thin device
- * keeps a cache of its mappings (virtual block -> data block and time, or "unmapped"),
- * filled by the lookups and changes the pool makes. A read, or a write to a block that is
- * mapped and not shared (its time is not older than the device's last snapshot), is
- * remapped in map after a cache hit; a read of a block known unmapped is zero-filled there.
- * Anything else (a cache miss, a first write, a write to a shared block, discard, FLUSH)
- * goes to the pool's worker, deferred work that runs from the next poll and makes the
- * synchronous metadata calls. A block being provisioned, copied or discarded has a cell:
- * its cache entry is dropped, so that every request for it reaches the worker, which queues
- * it on the cell until the holder is done. Nothing else waits.
+ * The data path. Each thin device keeps a cache of its mappings (virtual block -> data
+ * block and time, or "unmapped"), filled by the lookups and changes the pool makes; a device
+ * with at most half a million mappings has all of them cached when it is opened, so that a
+ * miss means "unmapped". max_io_len cuts requests at the end of a run found in that cache
+ * (blocks mapped one after the other on the data device and all unshared, or all shared,
+ * or all unmapped), else at the block's end, so that a 64 MiB request over provisioned
+ * blocks goes down as one. A read, or a write to blocks mapped and not shared (their time
+ * is not older than the device's last snapshot), is remapped in map after a cache hit; a
+ * read of blocks known unmapped is zero-filled there. Anything else (a cache miss, a first
+ * write, a write to a shared block, discard, FLUSH) goes to the pool's worker, deferred
+ * work that runs from the next poll and makes the synchronous metadata calls. A block being
+ * provisioned or copied has a cell (and a busy mark in the cache), so that every request
+ * for it reaches the worker, which queues it on the cell until the holder is done. Nothing
+ * else waits.
  *
- * Provisioning: allocate a data block; unless the write covers the block, first fill what
+ * Provisioning: allocate a data block (for a run: one per block, written in one piece per
+ * stretch that follows on the data device); unless the write covers the block, fill what
  * it does not cover -- zeroes (unless skip_block_zeroing), the shared block's bytes (breaking
  * sharing) or the external origin's -- then write, then insert the mapping. FLUSH, and FUA
  * after a change, commit: the data device is flushed first (so that no committed mapping
- * points to data that is not durable), then the metadata. The pool also commits when a
- * request finds the last commit a second old. Out of data space the pool queues (resumed when
- * a reload grows the data device) or fails with -ENOSPC (error_if_no_space); when the
- * metadata is nearly full (free blocks within the kernel's reserve) or a metadata operation
- * fails, the pool turns read-only as the kernel's does (a failure also aborts the open
- * transaction and reports needs_check).
+ * points to data that is not durable), then the metadata. The pool also commits a second
+ * after the first change since its last commit (timed work of the engine). Out of data space the
+ * pool queues (resumed when a reload grows the data device) or fails with -ENOSPC
+ * (error_if_no_space); when the metadata is nearly full (free blocks within the kernel's reserve)
+ * or a metadata operation fails, the pool turns read-only as the kernel's does (a failure also
+ * aborts the open transaction and reports needs_check).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -49,7 +54,8 @@
 
 #define CACHE_UNMAPPED    UINT64_MAX
 #define CACHE_EMPTY       UINT64_MAX
-#define CACHE_MAX_ENTRIES (1u << 20) /* per thin device; then the cache starts over */
+#define CACHE_BUSY        (UINT64_MAX - 1) /* a cell holds the block: ask the worker */
+#define CACHE_MAX_ENTRIES (1u << 20)       /* per thin device; then the cache starts over */
 #define CELL_BUCKETS      256
 #define COPY_BUF_MAX      (1u << 20)
 #define COMMIT_PERIOD_NS  1000000000ull
@@ -71,6 +77,8 @@ struct pool_features {
 struct map64 {
 	uint64_t *keys, *vals;
 	size_t cap, n; /* cap: power of two or 0 */
+	bool lost;     /* an entry was ever dropped (full, or out of memory) */
+	uint64_t gen;  /* changes with every change of an entry */
 };
 
 static inline size_t map64_slot(const struct map64 *m, uint64_t k)
@@ -119,6 +127,7 @@ static bool map64_grow(struct map64 *m)
 		n.vals[j] = m->vals[i];
 		n.n++;
 	}
+	n.lost = m->lost;
 	map64_free(m);
 	*m = n;
 	return true;
@@ -129,6 +138,7 @@ static void map64_put(struct map64 *m, uint64_t k, uint64_t v)
 {
 	uint64_t *p = map64_get(m, k);
 
+	m->gen++;
 	if (p) {
 		*p = v;
 		return;
@@ -136,9 +146,12 @@ static void map64_put(struct map64 *m, uint64_t k, uint64_t v)
 	if (m->n >= CACHE_MAX_ENTRIES) {
 		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
 		m->n = 0;
+		m->lost = true;
 	}
-	if ((m->n + 1) * 2 > m->cap && !map64_grow(m))
+	if ((m->n + 1) * 2 > m->cap && !map64_grow(m)) {
+		m->lost = true;
 		return;
+	}
 	size_t i = map64_slot(m, k);
 
 	while (m->keys[i] != CACHE_EMPTY)
@@ -154,6 +167,7 @@ static void map64_del(struct map64 *m, uint64_t k)
 
 	if (!m->cap)
 		return;
+	m->gen++;
 	for (i = map64_slot(m, k); m->keys[i] != k; i = (i + 1) & (m->cap - 1))
 		if (m->keys[i] == CACHE_EMPTY)
 			return;
@@ -173,6 +187,7 @@ static void map64_del(struct map64 *m, uint64_t k)
 
 static void map64_clear(struct map64 *m)
 {
+	m->gen++;
 	if (m->cap)
 		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
 	m->n = 0;
@@ -190,7 +205,16 @@ struct thin_dev {
 	unsigned refs;
 	uint32_t snapshotted_time;
 	struct map64 cache; /* vblock -> mapping value, or CACHE_UNMAPPED */
+	bool complete;      /* the cache holds every mapping: a miss is an unmapped block */
+	/* The last run found (run_bytes): [run_vb, run_end) while the cache is at run_gen. */
+	uint64_t run_vb, run_end, run_gen;
+	int run_kind; /* 0 none, 1 mapped unshared, 2 mapped shared, 3 unmapped */
 };
+
+static inline bool td_complete(const struct thin_dev *td)
+{
+	return td->complete && !td->cache.lost;
+}
 
 enum tio_state {
 	TS_MAPPED,     /* remapped onto the data device */
@@ -220,6 +244,9 @@ struct thin_io {
 struct cell {
 	struct cell *next;
 	uint64_t dev, vblock;
+	struct map64 *cache; /* of the device: CACHE_BUSY there while held */
+	uint64_t old;        /* the entry before, put back unless the holder changed it */
+	bool had_old;
 	struct thin_io *waiters, **waiters_tail;
 };
 
@@ -370,7 +397,11 @@ static int cell_take(struct pool *p, struct thin_io *t)
 	p->cells[b] = c;
 	p->ncells++;
 	t->cell = c;
-	map64_del(&t->tc->td->cache, t->vblock);
+	c->cache = &t->tc->td->cache;
+	uint64_t *e = map64_get(c->cache, t->vblock);
+	c->had_old = e && *e != CACHE_BUSY;
+	c->old = c->had_old ? *e : 0;
+	map64_put(c->cache, t->vblock, CACHE_BUSY);
 	return 0;
 }
 
@@ -385,6 +416,13 @@ static void cell_release(struct pool *p, struct thin_io *t)
 		;
 	*pp = c->next;
 	p->ncells--;
+	uint64_t *e = map64_get(c->cache, c->vblock);
+	if (e && *e == CACHE_BUSY) {
+		if (c->had_old)
+			map64_put(c->cache, c->vblock, c->old);
+		else
+			map64_del(c->cache, c->vblock);
+	}
 	/* The waiters go first, in their order, before anything deferred since. */
 	if (c->waiters) {
 		*c->waiters_tail = p->deferred;
@@ -410,8 +448,10 @@ static uint64_t meta_threshold(uint64_t nr_blocks)
 
 static void clear_caches(struct pool *p)
 {
-	for (struct thin_dev *td = p->devs; td; td = td->next)
+	for (struct thin_dev *td = p->devs; td; td = td->next) {
 		map64_clear(&td->cache);
+		td->complete = false;
+	}
 }
 
 static const char *mode_name(enum pool_mode m)
@@ -528,6 +568,14 @@ static void meta_put(struct meta_dev *m)
 	}
 }
 
+static int fill_cb(void *arg, uint64_t vblock, uint64_t data_block, uint32_t time)
+{
+	struct thin_dev *td = arg;
+
+	map64_put(&td->cache, vblock, thin_pack_mapping(data_block, time));
+	return td->cache.lost ? -ENOSPC : 0;
+}
+
 static struct thin_dev *thin_dev_get(struct pool *p, uint64_t id)
 {
 	struct thin_device_info info;
@@ -548,6 +596,10 @@ static struct thin_dev *thin_dev_get(struct pool *p, uint64_t id)
 	td->id = id;
 	td->refs = 1;
 	td->snapshotted_time = info.snapshotted_time;
+	/* A device small enough has all its mappings cached from the start: every request
+	 * then finds its block in map, mapped or not, and runs of blocks are known. */
+	if (info.mapped_blocks <= CACHE_MAX_ENTRIES / 2)
+		td->complete = !thin_md_walk_mappings(p->pmd, id, fill_cb, td) && !td->cache.lost;
 	td->next = p->devs;
 	p->devs = td;
 	return td;
@@ -1061,6 +1113,8 @@ static int pool_message(struct dm_target *ti, unsigned argc, char **argv, struct
 			refresh_time(p);
 			if (origin && !thin_md_device_info(p->pmd, b, &info))
 				origin->snapshotted_time = info.snapshotted_time;
+			if (origin)
+				origin->cache.gen++; /* its blocks are shared now */
 		}
 	} else if (!strcasecmp(argv[0], "delete")) {
 		NARGS(2);
@@ -1109,8 +1163,12 @@ static int lookup(struct pool *p, struct thin_c *tc, uint64_t vblock, uint64_t *
 	uint32_t time;
 	int r;
 
-	if (c) {
+	if (c && *c != CACHE_BUSY) {
 		*v = *c;
+		return 0;
+	}
+	if (!c && td_complete(tc->td)) {
+		*v = CACHE_UNMAPPED;
 		return 0;
 	}
 	r = thin_md_lookup(p->pmd, tc->dev_id, vblock, &b, &time);
@@ -1121,7 +1179,8 @@ static int lookup(struct pool *p, struct thin_c *tc, uint64_t vblock, uint64_t *
 	} else {
 		*v = thin_pack_mapping(b, time);
 	}
-	map64_put(&tc->td->cache, vblock, *v);
+	if (!c) /* a busy block keeps its mark */
+		map64_put(&tc->td->cache, vblock, *v);
 	return 0;
 }
 
@@ -1429,27 +1488,376 @@ failed:
 	complete_tio(t, -EIO);
 }
 
-/* Bytes from `offset` to the end of its run: blocks mapped, not shared and one after the
- * other on the data device (from the cache), at most RUN_MAX blocks; else to the end of the
- * block. A run goes down as one request. */
-#define RUN_MAX 4096u
+/* The cached mapping of vb (CACHE_UNMAPPED when the cache knows it unmapped), or NULL. */
+static inline const uint64_t *cached(const struct thin_dev *td, uint64_t vb)
+{
+	static const uint64_t unmapped = CACHE_UNMAPPED;
+	const uint64_t *c = map64_get(&td->cache, vb);
+
+	return c ? c : td_complete(td) ? &unmapped : NULL;
+}
+
+/* Bytes from `offset` to the end of its run, from the mapping cache, at most RUN_MAX
+ * blocks; else to the end of the block. A run goes down as one request: blocks mapped one
+ * after the other on the data device, all unshared (reads and writes are remapped) or, from
+ * a block start, all shared (reads remapped, writes break sharing together); or, from a block
+ * start, blocks all unmapped (reads are zeroes, writes provision them together). */
+#define RUN_MAX    4096u
+#define RUN_SEARCH (1u << 16) /* blocks searched each way for the run to remember */
+static int block_kind(const struct thin_dev *td, const uint64_t *c)
+{
+	if (!c || *c == CACHE_BUSY)
+		return 0;
+	if (*c == CACHE_UNMAPPED)
+		return 3;
+	return is_shared(td, *c) ? 2 : 1;
+}
+
 static uint64_t run_bytes(struct thin_c *tc, uint64_t offset)
 {
 	struct pool *p = tc->pool;
-	uint64_t vb = block_of(p, offset), n = 1;
+	struct thin_dev *td = tc->td;
+	uint64_t vb = block_of(p, offset), lo, hi;
 	uint64_t to_end = (vb + 1) * p->block_bytes - offset;
-	const uint64_t *c = map64_get(&tc->td->cache, vb);
+	bool aligned = to_end == p->block_bytes;
+	const uint64_t *c;
+	int kind;
 
-	if (!c || *c == CACHE_UNMAPPED || is_shared(tc->td, *c))
+	/* Inside the last run found, nothing changed since: a suffix of a run is a run. */
+	if (td->run_gen == td->cache.gen && td->run_kind && vb >= td->run_vb && vb < td->run_end) {
+		if ((td->run_kind != 1 && !aligned) || (td->run_kind == 3 && tc->origin))
+			return to_end;
+		return to_end + (MIN(td->run_end - vb, (uint64_t)RUN_MAX) - 1) * p->block_bytes;
+	}
+	c = cached(td, vb);
+	kind = block_kind(td, c);
+	if (!kind || (kind != 1 && !aligned) || (kind == 3 && tc->origin))
 		return to_end;
-	for (uint64_t d = thin_mapping_block(*c); n < RUN_MAX; n++) {
-		const uint64_t *cn = map64_get(&tc->td->cache, vb + n);
+	/* Both ways from vb, up to RUN_SEARCH blocks each, so that later requests inside the
+	 * run (random ones too) find it without a search. */
+	uint64_t d = kind == 3 ? 0 : thin_mapping_block(*c);
 
-		if (!cn || *cn == CACHE_UNMAPPED || is_shared(tc->td, *cn) ||
-		    thin_mapping_block(*cn) != d + n)
+	for (hi = vb + 1; hi - vb < RUN_SEARCH; hi++) {
+		const uint64_t *cn = cached(td, hi);
+
+		if (block_kind(td, cn) != kind ||
+		    (kind != 3 && thin_mapping_block(*cn) != d + (hi - vb)))
 			break;
 	}
-	return to_end + (n - 1) * p->block_bytes;
+	for (lo = vb; lo > 0 && vb - lo < RUN_SEARCH; lo--) {
+		const uint64_t *cn = cached(td, lo - 1);
+
+		if (block_kind(td, cn) != kind ||
+		    (kind != 3 && (thin_mapping_block(*cn) + (vb - lo + 1) != d)))
+			break;
+	}
+	td->run_vb = lo;
+	td->run_end = hi;
+	td->run_kind = kind;
+	td->run_gen = td->cache.gen;
+	return to_end + (MIN(hi - vb, (uint64_t)RUN_MAX) - 1) * p->block_bytes;
+}
+
+/* ---- provisioning a run of blocks together ---- */
+
+struct prov_run {
+	struct thin_io *t;
+	uint64_t n;
+	unsigned pending;
+	int error;
+	uint64_t *blocks;    /* the new data blocks */
+	struct cell **cells; /* one per block */
+	struct io_req *pieces;
+	struct io_req head_zero, head_zero2, tail_zero, tail_zero2;
+	struct dm_copy head_copy, tail_copy;
+};
+
+static void prov_run_put(struct prov_run *pr);
+
+static void prov_run_piece_done(struct io_req *req, int r)
+{
+	struct prov_run *pr = req->private;
+
+	if (r && !pr->error)
+		pr->error = r;
+	prov_run_put(pr);
+}
+
+static void prov_run_copy_done(struct dm_copy *c, int r)
+{
+	struct prov_run *pr = c->private;
+
+	free(c->buf);
+	c->buf = NULL;
+	if (r && !pr->error)
+		pr->error = r;
+	prov_run_put(pr);
+}
+
+static void prov_run_free(struct pool *p, struct prov_run *pr, uint64_t ncells)
+{
+	for (uint64_t i = 0; i < ncells; i++) {
+		struct thin_io holder = {.cell = pr->cells[i]};
+
+		cell_release(p, &holder); /* nothing when NULL */
+	}
+	free(pr->blocks);
+	free(pr->cells);
+	free(pr->pieces);
+	free(pr);
+}
+
+/* Every piece written: map the blocks, or give them back. */
+static void prov_run_put(struct prov_run *pr)
+{
+	struct thin_io *t = pr->t;
+	struct thin_c *tc = t->tc;
+	struct pool *p = tc->pool;
+	int r = pr->error;
+
+	if (--pr->pending)
+		return;
+	for (uint64_t i = 0; i < pr->n; i++) {
+		if (!pr->cells[i])
+			continue; /* mapped already: written in place */
+		if (!r && p->pmd && p->mode < PM_READ_ONLY) {
+			if ((r = thin_md_insert(p->pmd, tc->dev_id, t->vblock + i,
+			                        pr->blocks[i]))) {
+				metadata_failed(p, "insert mapping", r);
+				r = -EIO;
+				continue;
+			}
+			map64_put(&tc->td->cache, t->vblock + i,
+			          thin_pack_mapping(pr->blocks[i], p->time));
+		} else if (p->pmd && p->mode < PM_READ_ONLY) {
+			thin_md_data_dec(p->pmd, pr->blocks[i]);
+		}
+	}
+	mark_dirty(p);
+	prov_run_free(p, pr, pr->n);
+	if (!r && (t->req->flags & IO_FUA)) {
+		t->state = TS_WAIT_COMMIT;
+		tio_list_add(&p->flush_tail, t);
+		kick_worker(p);
+		return;
+	}
+	complete_tio(t, r ? r : 0);
+}
+
+/* Fill [off, off + len) of new block `dst` (block-relative) from `src` at src_off, or with
+ * zeroes (src NULL), as a piece of pr. */
+static void prov_run_fill(struct prov_run *pr, struct io_req *zreq, struct dm_copy *c,
+                          struct dm_lower *src, uint64_t src_off, uint64_t dst, uint64_t len)
+{
+	struct thin_c *tc = pr->t->tc;
+
+	pr->pending++;
+	if (!src) {
+		*zreq = (struct io_req){.op = IO_OP_WRITE_ZEROES,
+		                        .offset = dst,
+		                        .len = len,
+		                        .done = prov_run_piece_done,
+		                        .private = pr};
+		dm_target_submit_io(tc->ti, tc->pool_dev, zreq);
+		return;
+	}
+	size_t blen = (size_t)MIN(len, (uint64_t)COPY_BUF_MAX);
+
+	*c = (struct dm_copy){.src = src,
+	                      .dst = tc->pool_dev,
+	                      .src_offset = src_off,
+	                      .dst_offset = dst,
+	                      .len = len,
+	                      .buf = bdev_alloc_buffer(blen),
+	                      .buf_len = blen,
+	                      .done = prov_run_copy_done,
+	                      .private = pr};
+	if (!c->buf || dm_copy_start(tc->ti, c)) {
+		free(c->buf);
+		pr->pending--;
+		if (!pr->error)
+			pr->error = -ENOMEM;
+	}
+}
+
+/* What fills the part of new block i that the write does not cover (NULL: zeroes), and
+ * where: the shared block it replaces, or the external origin. */
+static struct dm_lower *prov_run_src(struct thin_c *tc, uint64_t vb, uint64_t old, uint64_t *base)
+{
+	struct pool *p = tc->pool;
+
+	if (old != CACHE_UNMAPPED) {
+		*base = thin_mapping_block(old) * p->block_bytes;
+		return tc->pool_dev;
+	}
+	if (tc->origin && vb * p->block_bytes < tc->origin_bytes) {
+		*base = vb * p->block_bytes;
+		return tc->origin;
+	}
+	return NULL;
+}
+
+/* A write over several blocks (a run when it was split; blocks may have changed since):
+ * each block mapped and not shared is written where it is; every other one gets a new data
+ * block (zeroes or the shared block's bytes around the write, in the first and last block),
+ * all of them written in one piece per stretch of data blocks that follow each other, then
+ * mapped together. A block that a cell holds makes the request wait for it first. */
+static void provision_run(struct pool *p, struct thin_io *t)
+{
+	struct thin_c *tc = t->tc;
+	struct io_req *req = t->req;
+	uint64_t head = t->voff - t->vblock * p->block_bytes;
+	uint64_t n = block_of(p, t->voff + req->len - 1) - t->vblock + 1;
+	uint64_t tail = t->voff + req->len - (t->vblock + n - 1) * p->block_bytes;
+	uint64_t *olds, nnew = 0, i, taken = 0;
+	struct prov_run *pr;
+	struct cell *c;
+	unsigned np = 0;
+	int r = 0;
+
+	for (i = 0; i < n; i++)
+		if (p->ncells && (c = cell_find(p, tc->dev_id, t->vblock + i))) {
+			t->state = TS_DEFERRED;
+			t->next = NULL;
+			*c->waiters_tail = t;
+			c->waiters_tail = &t->next;
+			return;
+		}
+	pr = calloc(1, sizeof(*pr));
+	olds = calloc(n, sizeof(*olds));
+	if (!pr || !olds || !(pr->blocks = calloc(n, sizeof(*pr->blocks))) ||
+	    !(pr->cells = calloc(n, sizeof(*pr->cells))) ||
+	    !(pr->pieces = calloc(n, sizeof(*pr->pieces)))) {
+		if (pr) {
+			free(pr->blocks);
+			free(pr->cells);
+		}
+		free(pr);
+		free(olds);
+		complete_tio(t, -ENOMEM);
+		return;
+	}
+	pr->t = t;
+	pr->n = n;
+	for (i = 0; i < n && !r; i++) {
+		r = lookup(p, tc, t->vblock + i, &olds[i]);
+		if (olds[i] != CACHE_UNMAPPED && !is_shared(tc->td, olds[i]))
+			pr->blocks[i] = thin_mapping_block(olds[i]);
+		else
+			nnew++;
+	}
+	if (r) {
+		metadata_failed(p, "lookup", r);
+		goto fail;
+	}
+	if (nnew && p->mode != PM_WRITE) {
+		prov_run_free(p, pr, 0);
+		free(olds);
+		if (p->mode == PM_OUT_OF_DATA_SPACE)
+			no_space(p, t);
+		else
+			complete_tio(t, -EIO);
+		return;
+	}
+	if (nnew && metadata_nearly_full(p)) {
+		set_mode(p, PM_OUT_OF_METADATA_SPACE);
+		pool_commit(p, false);
+		r = -EIO;
+		goto fail;
+	}
+	/* New blocks: a cell each, and a data block. */
+	for (i = 0; i < n; i++) {
+		struct thin_io cell_of = {.tc = tc, .vblock = t->vblock + i};
+
+		if (olds[i] != CACHE_UNMAPPED && !is_shared(tc->td, olds[i]))
+			continue;
+		if ((r = cell_take(p, &cell_of)))
+			goto fail;
+		pr->cells[i] = cell_of.cell;
+		if ((r = thin_md_alloc_data_block(p->pmd, &pr->blocks[i]))) {
+			pr->blocks[i] = UINT64_MAX;
+			break;
+		}
+		taken++;
+	}
+	if (r) {
+		for (i = 0; i < n; i++)
+			if (pr->cells[i] && pr->blocks[i] != UINT64_MAX)
+				thin_md_data_dec(p->pmd, pr->blocks[i]);
+		prov_run_free(p, pr, n);
+		free(olds);
+		if (r == -ENOSPC) {
+			no_space(p, t);
+			return;
+		}
+		metadata_failed(p, "alloc data block", r);
+		complete_tio(t, -EIO);
+		return;
+	}
+	if (taken)
+		mark_dirty(p);
+	pr->pending = 1; /* ours */
+	/* Around the write in the first and the last block, when they are new; these ranges
+	 * do not overlap the write, so everything goes at once. */
+	for (unsigned k = 0; k < 2; k++) {
+		uint64_t bi = k ? n - 1 : 0, lo = k ? tail : 0, hi = k ? p->block_bytes : head,
+		         base = 0;
+		struct dm_lower *src;
+
+		if (lo >= hi || !pr->cells[bi])
+			continue;
+		src = prov_run_src(tc, t->vblock + bi, olds[bi], &base);
+		if (src == tc->origin && src) { /* the origin may end inside the block */
+			uint64_t oend = tc->origin_bytes - base;
+
+			if (hi > oend) {
+				if (lo < oend)
+					prov_run_fill(
+					    pr, k ? &pr->tail_zero : &pr->head_zero,
+					    k ? &pr->tail_copy : &pr->head_copy, src, base + lo,
+					    pr->blocks[bi] * p->block_bytes + lo, oend - lo);
+				lo = MAX(lo, oend);
+				if (p->pf.zero_new_blocks)
+					prov_run_fill(
+					    pr, k ? &pr->tail_zero2 : &pr->head_zero2, NULL, NULL,
+					    0, pr->blocks[bi] * p->block_bytes + lo, hi - lo);
+				continue;
+			}
+		}
+		if (!src && !p->pf.zero_new_blocks)
+			continue;
+		prov_run_fill(pr, k ? &pr->tail_zero : &pr->head_zero,
+		              k ? &pr->tail_copy : &pr->head_copy, src, base + lo,
+		              pr->blocks[bi] * p->block_bytes + lo, hi - lo);
+	}
+	/* The write, in one piece per stretch of data blocks that follow each other. */
+	for (i = 0; i < n && !pr->error;) {
+		uint64_t k = 1, from = i ? i * p->block_bytes - head : 0;
+
+		while (i + k < n && pr->blocks[i + k] == pr->blocks[i] + k)
+			k++;
+		uint64_t to = MIN((i + k) * p->block_bytes - head, req->len);
+		struct io_req *q = &pr->pieces[np++];
+
+		*q = (struct io_req){.op = req->op,
+		                     .flags = req->flags & ~IO_FUA,
+		                     .offset = pr->blocks[i] * p->block_bytes + (i ? 0 : head),
+		                     .len = to - from,
+		                     .buf = req->buf ? (uint8_t *)req->buf + from : NULL,
+		                     .done = prov_run_piece_done,
+		                     .private = pr};
+		pr->pending++;
+		dm_target_submit_io(tc->ti, tc->pool_dev, q);
+		i += k;
+	}
+	free(olds);
+	t->state = TS_DEFERRED;
+	prov_run_put(pr);
+	return;
+fail:
+	prov_run_free(p, pr, n);
+	free(olds);
+	complete_tio(t, r == -ENOMEM ? r : -EIO);
 }
 
 static void process_io(struct pool *p, struct thin_io *t)
@@ -1478,7 +1886,7 @@ static void process_io(struct pool *p, struct thin_io *t)
 	}
 	/* A request over several blocks was a run of mapped blocks when it was split: it
 	 * still must be (something that changed it meanwhile raced with it). */
-	if (req->op != IO_OP_DISCARD && block_of(p, t->voff + req->len - 1) != t->vblock &&
+	if (req->op == IO_OP_READ && block_of(p, t->voff + req->len - 1) != t->vblock &&
 	    run_bytes(tc, t->voff) < req->len) {
 		ulvm_warn("thin device %" PRIu64 ": a request over blocks %" PRIu64 "-%" PRIu64
 		          " that changed under it fails",
@@ -1504,19 +1912,23 @@ static void process_io(struct pool *p, struct thin_io *t)
 		return;
 	case IO_OP_WRITE:
 	case IO_OP_WRITE_ZEROES:
+		if (block_of(p, t->voff + req->len - 1) != t->vblock) {
+			if (req->op == IO_OP_WRITE_ZEROES && v == CACHE_UNMAPPED && !tc->origin &&
+			    !(req->flags & IO_NO_UNMAP) && run_bytes(tc, t->voff) >= req->len) {
+				complete_tio(t, 0); /* unmapped blocks: zeroes already */
+				return;
+			}
+			provision_run(p, t);
+			return;
+		}
 		if (v != CACHE_UNMAPPED && !is_shared(tc->td, v)) {
 			remap_to_block(t, thin_mapping_block(v), TS_MAPPED);
 			return;
 		}
-		/* Zeroes over a whole unmapped block without an origin: it reads zeroes already. */
+		/* Zeroes over unmapped blocks without an origin: they read zeroes already. */
 		if (req->op == IO_OP_WRITE_ZEROES && v == CACHE_UNMAPPED && !tc->origin &&
-		    !(req->flags & IO_NO_UNMAP) && req->len == p->block_bytes) {
+		    !(req->flags & IO_NO_UNMAP)) {
 			complete_tio(t, 0);
-			return;
-		}
-		if (p->mode >= PM_OUT_OF_METADATA_SPACE && v != CACHE_UNMAPPED &&
-		    !is_shared(tc->td, v)) {
-			remap_to_block(t, thin_mapping_block(v), TS_MAPPED);
 			return;
 		}
 		provision(p, t, v);
@@ -1654,8 +2066,10 @@ static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
 	/* The fast path: a cached mapping that needs no change. */
 	if (__builtin_expect(req->op == IO_OP_READ || req->op == IO_OP_WRITE, 1) &&
 	    p->mode != PM_FAIL) {
-		uint64_t *c = map64_get(&tc->td->cache, t->vblock);
+		const uint64_t *c = cached(tc->td, t->vblock);
 
+		if (c && *c == CACHE_BUSY)
+			c = NULL;
 		if (c && *c != CACHE_UNMAPPED &&
 		    (req->op == IO_OP_READ || !is_shared(tc->td, *c))) {
 			t->state = TS_MAPPED;
