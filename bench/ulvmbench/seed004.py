@@ -15,12 +15,16 @@ from .core import Col, Experiment, Ratio, Table, Unavailable, alternate
 ROWS = [("linear", "Linear"), ("thin-unprov", "Unprovisioned thin"),
         ("thin-prov", "Provisioned thin"), ("snap-shared", "Snap totally shared"),
         ("snap-unshared", "Snap no sharing")]
+READ_ROWS = [("linear", "Linear"), ("thin-prov", "Provisioned thin"),
+             ("snap-unshared", "Snap no sharing")]
 BLOCKS = [("64k", 128, "64k"), ("8m", 16384, "2M")]  # (key, thin sectors, qcow2 cluster)
-# thin_bench cell -> (row, op)
+# thin_bench cell -> (row, op); the qcow2 table's rows are the cells themselves
 CELLS = {"write-linear": ("linear", "write"), "write-unprov": ("thin-unprov", "write"),
          "write-prov": ("thin-prov", "write"), "write-snap-shared": ("snap-shared", "write"),
          "write-snap-unshared": ("snap-unshared", "write"), "read-linear": ("linear", "read"),
          "read-prov": ("thin-prov", "read"), "read-snap-unshared": ("snap-unshared", "read")}
+PEER_ROWS = [("%s-%s" % (op, row), "%s: %s" % (op, dict(ROWS)[row]))
+             for row, op in CELLS.values()]
 RAND_ROWS = [("linear", "Linear"), ("thin-prov", "Provisioned thin")]
 STEP = 4096 * 7919  # the stride of the 4 KiB reads, as thin_bench steps
 
@@ -30,23 +34,25 @@ class Seed004(Experiment):
     title = "Thin volumes and their snapshots against linear (seed 004)"
 
     def tables(self, ctx):
-        cols = []
-        for bk, _, _ in BLOCKS:
-            for op in ("write", "read"):
-                k = "%s-%s" % (op, bk)
-                cols += [Col(k, "%s, %s blocks" % (op, bk), "MiB/s"),
-                         Ratio(k + "-vs-linear", "/ linear", k, k, den_row="linear")]
+        def vs_linear(op):
+            cols = []
+            for bk, _, _ in BLOCKS:
+                k = "%s-%s-direct" % (op, bk)
+                cols += [Col(k, "%s, %s blocks, O_DIRECT" % (op, bk), "MiB/s"),
+                         Ratio(k + "-vs-linear", "%s %s / linear" % (op, bk), k, k,
+                               den_row="linear")]
+            return cols
+        writes, reads = vs_linear("write"), vs_linear("read")
         peer = []
         for bk, _, cl in BLOCKS:
-            for op in ("write", "read"):
-                k = "%s-%s" % (op, bk)
-                peer += [Col(k, "ulvm %s, %s" % (op, bk), "MiB/s"),
-                         Col("q" + k, "qcow2 %s, %s clusters" % (op, cl), "MiB/s"),
-                         Ratio(k + "-vs-qcow2", "ulvm / qcow2", k, "q" + k)]
+            peer += [Col("ulvm-" + bk, "ulvm, %s blocks" % bk, "MiB/s"),
+                     Col("qcow2-" + bk, "qcow2, %s clusters" % cl, "MiB/s"),
+                     Ratio("ulvm-vs-qcow2-" + bk, "ulvm / qcow2, %s" % bk, "ulvm-" + bk,
+                           "qcow2-" + bk)]
         rand = [Col("ulvm", "ulvm", "reads/s"),
                 Ratio("ulvm-vs-linear", "/ linear", "ulvm", "ulvm", den_row="linear"),
-                Col("qcow2", "qcow2", "reads/s"), Ratio("ulvm-vs-qcow2", "ulvm / qcow2",
-                                                        "ulvm", "qcow2")]
+                Col("qcow2", "qcow2", "reads/s"),
+                Ratio("ulvm-vs-qcow2", "ulvm / qcow2", "ulvm", "qcow2")]
         how = ("`build/thin_bench` (ulvm's dm request path and engine in one process) on "
                "/dev/shm: a linear device and a thin pool (block zeroing on) over files "
                "written through once; every cell moves the volume in 64 MiB requests one "
@@ -55,20 +61,24 @@ class Seed004(Experiment):
                "totally shared: a thin snapshot of it (create_snap, origin suspended) "
                "written once, every write breaking sharing; no sharing: written again. "
                "The library has no page cache above a device, so its figures are those "
-               "of dd oflag=direct. Linear and thin alternate within each repetition.")
+               "of dd oflag=direct (the seed's buffered rows need a kernel block device "
+               "over a thin LV). Linear and thin alternate within each repetition.")
+        seed = ("Linear 2.2 G/s write, unprovisioned thin 1.4, provisioned 1.9, shared "
+                "snapshot 1.5 (882 M/s at 8M blocks); reads 3.3 G/s linear, 2.7 provisioned "
+                "thin, 2.8 snapshot not shared.")
         return [
-            Table("seed004", self.title, ROWS, cols, how,
-                  seed="Linear 2.2 G/s write, unprovisioned thin 1.4, provisioned 1.9, "
-                       "shared snapshot 1.5 (882 M/s at 8M blocks); reads 3.3 G/s linear, "
-                       "2.7 provisioned thin.",
-                  plot={"kind": "bars", "cols": [c.key for c in cols if c.ratio],
+            Table("seed004", self.title + ": writes", ROWS, writes, how, seed=seed,
+                  plot={"kind": "bars", "cols": [c.key for c in writes if c.ratio],
+                        "ylabel": "thin / linear", "ref": 1.0}),
+            Table("seed004-reads", self.title + ": reads", READ_ROWS, reads, how, seed=seed,
+                  plot={"kind": "bars", "cols": [c.key for c in reads if c.ratio],
                         "ylabel": "thin / linear", "ref": 1.0}),
             Table("seed004-qcow2", "Seed 004 against qcow2 (qemu-img bench, cache=none)",
-                  ROWS, peer,
+                  PEER_ROWS, peer,
                   "The same cells on qcow2 images in the same directory with `qemu-img "
                   "bench -t none -d 1 -s 64M` (O_DIRECT, one 64 MiB request at a time): "
                   "linear is a raw image, unprovisioned a new qcow2 (64 KiB clusters for "
-                  "the 64 KiB row, 2 MiB, qcow2's largest, for 8 MiB), provisioned it "
+                  "the 64 KiB column, 2 MiB, qcow2's largest, for 8 MiB), provisioned it "
                   "again, the snapshots an overlay (backing file) written once and again.",
                   plot={"kind": "bars", "cols": [c.key for c in peer if c.ratio],
                         "ylabel": "ulvm / qcow2", "ref": 1.0}),
@@ -92,10 +102,17 @@ class Seed004(Experiment):
         return ctx.reps(3, 1) * len(BLOCKS) * (mib / 64.0 + 4)
 
     def thin_bench(self, ctx):
-        exe = os.path.join(os.path.dirname(ctx.ulvm), "thin_bench")
-        if not os.access(exe, os.X_OK):
-            raise Unavailable("needs build/thin_bench next to ulvm (a build tree): %s" % exe)
-        return exe
+        """thin_bench: $THIN_BENCH, next to ulvm, or in the source tree's build directories
+        (the driver's ../build, ../build-asan); it is not installed."""
+        tried = [os.environ.get("THIN_BENCH", ""),
+                 os.path.join(os.path.dirname(ctx.ulvm), "thin_bench")]
+        src = os.path.dirname(os.path.realpath(getattr(ctx, "bench_dir", "") or "."))
+        tried += [os.path.join(src, b, "thin_bench") for b in ("build", "build-asan")]
+        for p in tried:
+            if p and os.access(p, os.X_OK):
+                return p
+        raise Unavailable("needs the thin driver (tests/unit/thin_bench.c, built with ulvm; "
+                          "not installed): not found in %s" % ", ".join(p for p in tried if p))
 
     def qemu_bench(self, ws, img, fmt, op, count, size, step=None):
         argv = ["qemu-img", "bench", "-f", fmt, "-t", "none", "-d", "1", "-c", str(count),
@@ -147,7 +164,7 @@ class Seed004(Experiment):
         return out, rand
 
     def run(self, ctx, ws, tables):
-        t, tq, tr = tables
+        t, trd, tq, tr = tables
         exe = self.thin_bench(ctx)
         have_qemu = shutil.which("qemu-img") is not None
         mem = ctx.mem_dir()
@@ -173,9 +190,9 @@ class Seed004(Experiment):
                             c = json.loads(line)
                             if c["cell"] in CELLS:
                                 row, op = CELLS[c["cell"]]
-                                k = "%s-%s" % (op, bk)
-                                t.add(row, k, c["mib_s"], rep)
-                                tq.add(row, k, c["mib_s"], rep)
+                                (t if op == "write" else trd).add(
+                                    row, "%s-%s-direct" % (op, bk), c["mib_s"], rep)
+                                tq.add("%s-%s" % (op, row), "ulvm-" + bk, c["mib_s"], rep)
                             elif rand_here:
                                 row = "linear" if c["cell"] == "randread-linear" else \
                                     "thin-prov"
@@ -186,7 +203,7 @@ class Seed004(Experiment):
                         cells, rand = self.qcow2_rep(ws, d, mib, cluster,
                                                      nrand if rand_here else 0)
                         for (row, op), v in cells.items():
-                            tq.add(row, "q%s-%s" % (op, bk), v, rep)
+                            tq.add("%s-%s" % (op, row), "qcow2-" + bk, v, rep)
                         for row, v in rand.items():
                             tr.add(row, "qcow2", v, rep)
         for tb in tables:
