@@ -225,6 +225,9 @@ struct cli_vg_attrs {
 int cli_status_set(struct ulvm_strlist *l, const char *word, bool on, const char *after);
 int cli_lv_permission(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *perm); /* r|rw */
 int cli_vg_attrs(struct ulvm_vg *vg, const struct cli_vg_attrs *a);
+/* pvcreate --restorefile FILE --uuid U: the PV's data start from the backup (LVM2's words
+ * when the file or the PV is not there); an exit code. */
+int cli_pv_layout_from_backup(const char *file, const char *uuid, struct ulvm_pvcreate_opts *o);
 
 /* cmd_vgcfglist.c: vgcfgrestore --list */
 int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);

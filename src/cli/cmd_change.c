@@ -4,8 +4,10 @@
  * (max_lv), -u (a new VG UUID). They change the VG in memory; the command commits.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../util/util.h"
 #include "cli.h"
@@ -83,4 +85,75 @@ int cli_vg_attrs(struct ulvm_vg *vg, const struct cli_vg_attrs *a)
 		memcpy(vg->uuid, u, sizeof(vg->uuid));
 	}
 	return 0;
+}
+
+/* The number after `key = ` in text[from, to), or -1. */
+static long long text_number(const char *from, const char *to, const char *key)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = from; p && p < to; p = strstr(p + 1, key)) {
+		const char *q = p + kl;
+		if (p != from && p[-1] != '\t' && p[-1] != ' ' && p[-1] != '\n')
+			continue;
+		if (strncmp(p, key, kl))
+			continue;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q++ != '=')
+			continue;
+		return strtoll(q, NULL, 10);
+	}
+	return -1;
+}
+
+int cli_pv_layout_from_backup(const char *file, const char *uuid, struct ulvm_pvcreate_opts *o)
+{
+	char key[96], *text = NULL;
+	const char *at, *end;
+	long long pe_start;
+	size_t len = 0, cap = 0, n;
+	FILE *f = fopen(file, "re");
+	struct stat st;
+
+	if (!f || fstat(fileno(f), &st)) {
+		fprintf(stderr, "  %s: stat failed: %s\n", file, strerror(errno));
+		fprintf(stderr, "  WARNING: couldn't read volume group metadata from file.\n");
+		fprintf(stderr, "  Failed to read VG (null) from %s\n", file);
+		fprintf(stderr, "  Unable to read volume group from %s\n", file);
+		fprintf(stderr, "  Run `pvcreate --help' for more information.\n");
+		if (f)
+			fclose(f);
+		return EINVALID_CMD_LINE;
+	}
+	do {
+		if (len + 4096 >= cap) {
+			char *t = realloc(text, cap = cap ? 2 * cap : 65536);
+			if (!t) {
+				free(text);
+				fclose(f);
+				return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+			}
+			text = t;
+		}
+		n = fread(text + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0 && len < (64u << 20));
+	fclose(f);
+	text[len] = '\0';
+	snprintf(key, sizeof(key), "id = \"%s\"", uuid);
+	/* the PV's section: from its id to the end of its block */
+	if (!(at = strstr(text, key))) {
+		fprintf(stderr, "  Can't find uuid %s in backup file %s\n", uuid, file);
+		fprintf(stderr, "  Run `pvcreate --help' for more information.\n");
+		free(text);
+		return EINVALID_CMD_LINE;
+	}
+	end = strchr(at, '}');
+	pe_start = text_number(at, end ? end : text + len, "pe_start");
+	if (pe_start > 0)
+		o->data_alignment = (uint64_t)pe_start * 512; /* the first boundary after the
+		                                                 metadata area is pe_start */
+	free(text);
+	return ECMD_PROCESSED;
 }

@@ -14,6 +14,10 @@
 #include "cli.h"
 
 /* Options shared by pvcreate, vgcreate and vgextend. Returns 1 if handled. */
+/* pvcreate --restorefile FILE (with --uuid): the PV's layout from a metadata backup */
+static const char *pvcreate_restorefile;
+static bool pvcreate_norestorefile;
+
 int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o);
 int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 {
@@ -42,7 +46,12 @@ int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 		o->uuid = arg;
 		return 1;
 	case 'Z':
+		return 1;
 	case 2005:
+		pvcreate_norestorefile = true;
+		return 1;
+	case 2006:
+		pvcreate_restorefile = arg;
 		return 1;
 	}
 	return 0;
@@ -56,6 +65,7 @@ int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
 	    {"setphysicalvolumesize", required_argument, NULL, 2004},                              \
 	    {"uuid", required_argument, NULL, 'u'}, {"zero", required_argument, NULL, 'Z'},        \
+	    {"restorefile", required_argument, NULL, 2006},                                        \
 	{                                                                                          \
 		"norestorefile", no_argument, NULL, 2005                                           \
 	}
@@ -265,6 +275,16 @@ int cmd_pvcreate(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Please enter a physical volume path.\n");
 		return EINVALID_CMD_LINE;
 	}
+	if ((o.uuid && !pvcreate_restorefile && !pvcreate_norestorefile) ||
+	    (pvcreate_restorefile && !o.uuid)) {
+		fprintf(stderr, "  %s is required with %s\n", o.uuid ? "--restorefile" : "--uuid",
+		        o.uuid ? "--uuid" : "--restorefile");
+		fprintf(stderr, "  Run `pvcreate --help' for more information.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (pvcreate_restorefile &&
+	    (r = cli_pv_layout_from_backup(pvcreate_restorefile, o.uuid, &o)) != ECMD_PROCESSED)
+		return r;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	/* As LVM2: the global lock over the checks, the questions and the writes. */

@@ -163,10 +163,14 @@ static const struct help_cmd help_cmds[] = {
     {"pvcreate", "Initialize physical volume(s) for use by LVM", STYLE_LVM,
      FORMS({NULL, "PV ...", NULL}),
      OPTS(O_FORCE("Initialize a device that holds a PV of no VG; twice (-ff) one of a VG."),
-          {'u', "uuid", "String", "The PV's UUID (with --norestorefile).", 0}, PVFMT_OPTS,
-          {0, "metadatacopies", "0|1|2", "Same as --pvmetadatacopies.", 0},
+          {'u', "uuid", "String", "The PV's UUID (with --restorefile or --norestorefile).", 0},
+          PVFMT_OPTS, {0, "metadatacopies", "0|1|2", "Same as --pvmetadatacopies.", 0},
           {0, "setphysicalvolumesize", "Size[m|UNIT]", "Use this size instead of the device's.", 0},
-          {0, "norestorefile", NULL, "Allow --uuid without a metadata backup.", 0}),
+          {0, "norestorefile", NULL, "Allow --uuid without a metadata backup.", 0},
+          {0, "restorefile", "String",
+           "With --uuid: lay the PV out as this metadata backup records it (then "
+           "vgcfgrestore).",
+           0}),
      "Writes an LVM2 PV label and metadata area header on each device (a block device or an "
      "image file), so it can join a VG."},
     {"pvremove", "Remove LVM label(s) from physical volume(s)", STYLE_LVM,
