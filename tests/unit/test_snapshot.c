@@ -257,7 +257,10 @@ static void test_corrupt_stores(void **state)
 	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8", org, cow);
 	s = create_dev(v->r, "s", "%s", t);
 	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
-	wgen(v, o, 0, 16 * KIB, 1); /* records (0,2) (1,3) (2,4) (3,5) */
+	/* one chunk at a time, so that the records are (0,2) (1,3) (2,4) (3,5): a 16 KiB write
+	 * copies its four chunks at once and they may be allocated in any order */
+	for (uint64_t c = 0; c < 4; c++)
+		wgen(v, o, c * 4 * KIB, 4 * KIB, 1);
 	senv_restart(v);
 
 	put32(cow, 0, 0x12345678);
