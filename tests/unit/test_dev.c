@@ -3,7 +3,8 @@
  * for an O_DIRECT backing), and the asynchronous submit refuses a READ/WRITE buffer that is
  * not aligned to ULVM_IO_ALIGN at once, on every backing, instead of failing later in the
  * kernel. The backing file lives in the build directory's file system (a disk, where the
- * engine opens it O_DIRECT) and a copy of the checks runs on /dev/shm (page cache). */
+ * engine opens it O_DIRECT) and a copy of the checks runs on /dev/shm (page cache). Block
+ * status (ulvm_dev_block_status) on both. */
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -199,6 +200,59 @@ static void test_sync_io_refuses_own_suspended_device(void **state)
 	free(b);
 }
 
+/* ulvm_dev_block_status: a fresh sparse backing is one hole; 4 KiB written every 128 KiB make
+ * more alternating extents than the library asks dm for at once (64), merged back into one
+ * consecutive list; max cuts it; byte ranges of any alignment; a raw device reports its
+ * file's holes; an error target fails; bad arguments are -EINVAL. */
+static void test_block_status(void **state)
+{
+	struct env *e = *state;
+	const uint64_t size = ulvm_dev_size(e->dev);
+	struct ulvm_extent ext[256];
+	struct ulvm_dev *raw, *bad;
+	uint8_t *b = malloc(4096);
+	uint64_t pos = 0;
+	int n;
+
+	assert_non_null(b);
+	n = ulvm_dev_block_status(e->dev, 0, size, ext, 256);
+	assert_int_equal(n, 1);
+	assert_true(ext[0].offset == 0 && ext[0].length == size);
+	assert_int_equal(ext[0].flags, ULVM_EXTENT_HOLE | ULVM_EXTENT_ZERO);
+	fill(b, 4096, 9);
+	for (uint64_t off = 0; off < size; off += 128 << 10)
+		assert_int_equal(ulvm_dev_pwrite(e->dev, b, 4096, off, false), 0);
+	n = ulvm_dev_block_status(e->dev, 0, size, ext, 256);
+	assert_int_equal(n, (int)(2 * (size / (128 << 10))));
+	for (int i = 0; i < n; i++) {
+		assert_true(ext[i].offset == pos);
+		assert_int_equal(ext[i].flags, i % 2 ? ULVM_EXTENT_HOLE | ULVM_EXTENT_ZERO : 0);
+		assert_true(ext[i].length == (i % 2 ? (128 << 10) - 4096 : 4096));
+		pos += ext[i].length;
+	}
+	assert_true(pos == size);
+	assert_int_equal(ulvm_dev_block_status(e->dev, 0, size, ext, 5), 5);
+	assert_true(ext[4].offset == 256 << 10 && ext[4].length == 4096);
+	n = ulvm_dev_block_status(e->dev, 100, 10, ext, 4);
+	assert_int_equal(n, 1);
+	assert_true(ext[0].offset == 100 && ext[0].length == 10 && ext[0].flags == 0);
+	assert_int_equal(ulvm_dev_block_status(e->dev, 0, 0, ext, 4), -EINVAL);
+	assert_int_equal(ulvm_dev_block_status(e->dev, size - 512, 1024, ext, 4), -EINVAL);
+	assert_int_equal(ulvm_dev_block_status(e->dev, 0, 512, ext, 0), -EINVAL);
+	/* the file itself: the table starts 1 MiB into it, which nothing wrote */
+	assert_int_equal(ulvm_dev_open_raw(e->ctx, e->file, &raw), 0);
+	n = ulvm_dev_block_status(raw, 0, 2 << 20, ext, 4);
+	assert_int_equal(n, 4);
+	assert_true(ext[0].length == 1 << 20 &&
+	            ext[0].flags == (ULVM_EXTENT_HOLE | ULVM_EXTENT_ZERO));
+	assert_true(ext[1].offset == 1 << 20 && ext[1].length == 4096 && ext[1].flags == 0);
+	ulvm_dev_close(raw);
+	assert_int_equal(ulvm_dev_open_table(e->ctx, "bad", "0 16 error", &bad), 0);
+	assert_int_equal(ulvm_dev_block_status(bad, 0, 4096, ext, 4), -EIO);
+	ulvm_dev_close(bad);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -211,6 +265,8 @@ int main(void)
 	                                    teardown),
 	    cmocka_unit_test_setup_teardown(test_sync_io_takes_unaligned_memory, setup_shm,
 	                                    teardown),
+	    cmocka_unit_test_setup_teardown(test_block_status, setup_disk, teardown),
+	    cmocka_unit_test_setup_teardown(test_block_status, setup_shm, teardown),
 	    cmocka_unit_test_setup_teardown(test_submit_refuses_unaligned_buffer, setup_shm,
 	                                    teardown),
 	};
