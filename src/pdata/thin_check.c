@@ -65,25 +65,49 @@ struct chk {
 	const char *prefix; /* "" or "metadata snapshot: " */
 };
 
+enum severity { SEV_FATAL, SEV_NON_FATAL, SEV_WARNING };
+
+/* One line to the report: the prefix, "warning: " for a tolerated discrepancy, the text. */
+static void report(struct chk *c, enum severity sev, const char *fmt, va_list ap)
+{
+	char line[512];
+	int n =
+	    snprintf(line, sizeof(line), "%s%s", c->prefix, sev == SEV_WARNING ? "warning: " : "");
+
+	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	if (sev == SEV_FATAL)
+		c->res->fatal++;
+	else if (sev == SEV_NON_FATAL)
+		c->res->non_fatal++;
+	else
+		c->res->warnings++;
+	if (c->o->report)
+		c->o->report(c->o->arg, sev == SEV_FATAL, line);
+	else
+		printf("%s\n", line);
+}
+
 static void finding(struct chk *c, bool fatal, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static void finding(struct chk *c, bool fatal, const char *fmt, ...)
 {
-	char line[512];
 	va_list ap;
-	int n = snprintf(line, sizeof(line), "%s", c->prefix);
 
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+	report(c, fatal ? SEV_FATAL : SEV_NON_FATAL, fmt, ap);
 	va_end(ap);
-	if (fatal)
-		c->res->fatal++;
-	else
-		c->res->non_fatal++;
-	if (c->o->report)
-		c->o->report(c->o->arg, fatal, line);
-	else
-		printf("%s\n", line);
+}
+
+/* A discrepancy the kernel tolerates (an allocation hint, see sm_compare): one line, counted
+ * apart from findings, so it does not fail the check. */
+static void warning(struct chk *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warning(struct chk *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, SEV_WARNING, fmt, ap);
+	va_end(ap);
 }
 
 static void progress(struct chk *c, const char *s)
@@ -690,23 +714,42 @@ static void sm_compare(struct chk *c, struct sm_check *s, const uint32_t *found,
 				break;
 			}
 		bm_unlock(blk);
-		/* The kernel counts the entries past the end of the last bitmap as free. */
-		if (s->nr_free[bi] != nr_free &&
-		    s->nr_free[bi] != nr_free + (SM_ENTRIES_PER_BITMAP - valid))
-			finding(c, false,
+		/* The index entry's nr_free and none_free_before, and the root's nr_allocated, are
+		 * hints: the kernel loads them as they are and only moves them by one as counts go
+		 * from 0 to 1 and back, never recomputing them from the bitmaps. A stale one costs
+		 * free space (the allocator skips a bitmap whose nr_free is 0 and the entries
+		 * below none_free_before) or skews the free count in the pool's status, never a
+		 * wrong allocation, which the bitmap alone decides. thin_restore 0.9.0 writes them
+		 * one off (a block freed in the bitmap only) and neither 0.9.0's checker nor the
+		 * kernel looks at them: a warning, not a failure. Past the block counts they are
+		 * impossible, not stale. The kernel counts the entries past the end of the last
+		 * bitmap as free. */
+		uint32_t tail = SM_ENTRIES_PER_BITMAP - valid;
+		if (s->nr_free[bi] > SM_ENTRIES_PER_BITMAP)
+			finding(c, true,
+			        "%s space map: bitmap %" PRIu64 " (block %" PRIu64
+			        "): index says %u free, more than a bitmap holds",
+			        s->what, bi, s->bitmaps[bi], s->nr_free[bi]);
+		else if (s->nr_free[bi] != nr_free && s->nr_free[bi] != nr_free + tail)
+			warning(c,
 			        "%s space map: bitmap %" PRIu64 " (block %" PRIu64
 			        "): index says %u free, %u are",
 			        s->what, bi, s->bitmaps[bi], s->nr_free[bi], nr_free);
 		if (s->nfb[bi] > first_free)
-			finding(c, false,
+			warning(c,
 			        "%s space map: bitmap %" PRIu64 " (block %" PRIu64
 			        "): index says none free before %u, entry %u is free",
 			        s->what, bi, s->bitmaps[bi], s->nfb[bi], first_free);
 	}
-	if (allocated != le64_to_cpu(s->root.nr_allocated))
+	uint64_t nr_allocated = le64_to_cpu(s->root.nr_allocated);
+	if (nr_allocated > s->nr_blocks)
 		finding(c, true,
+		        "%s space map: nr_allocated %" PRIu64 ", more than its %" PRIu64 " blocks",
+		        s->what, nr_allocated, s->nr_blocks);
+	else if (allocated != nr_allocated)
+		warning(c,
 		        "%s space map: nr_allocated %" PRIu64 ", but %" PRIu64 " blocks are in use",
-		        s->what, le64_to_cpu(s->root.nr_allocated), allocated);
+		        s->what, nr_allocated, allocated);
 	/* References to blocks the space map does not cover. */
 	for (uint64_t b = s->nr_blocks; found && b < nfound; b++)
 		if (found[b]) {

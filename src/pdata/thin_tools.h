@@ -11,7 +11,9 @@
  * device, mapping and device times, each device's mapped_blocks against its mappings, and
  * that the details and mapping trees hold the same devices. Each finding is one line naming
  * the block or device and the problem. Fatal findings are damage; non-fatal ones are leaks
- * (a count higher than the references found) and stale allocation hints.
+ * (a count higher than the references found). Stale allocation hints (an index entry's
+ * nr_free or none_free_before, a space map's nr_allocated), which the kernel tolerates and
+ * thin_restore 0.9.0 writes, are warnings: a line each, but the check still passes.
  *
  * Who may call what: the CLI and tests. Uses thin_metadata and the pdata layers read-only
  * (thin_restore writes through thin_metadata).
@@ -42,6 +44,7 @@ struct thin_check_opts {
 
 struct thin_check_result {
 	unsigned fatal, non_fatal;
+	unsigned warnings; /* tolerated discrepancies: reported, not failures */
 	bool needs_check; /* the superblock's flag */
 };
 
