@@ -329,6 +329,13 @@ struct ulvm_lv_info {
 	bool zero;         /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
 	bool snapshot;     /* an old-style snapshot: LVM2 reports it as its COW LV */
 	bool snapshot_cow; /* a snapshot's COW LV: reported (under the snapshot) though hidden */
+	/* Thin provisioning (ULVM_THIN_NONE for other LVs): */
+	enum { ULVM_THIN_NONE, ULVM_THIN_POOL, ULVM_THIN_VOLUME } thin_kind;
+	uint32_t thin_id;        /* a thin LV's device id in its pool */
+	int64_t transaction_id;  /* the pool's, or the one a thin LV was created at */
+	const char *discards;    /* the pool's (also a thin LV's): "passdown", ... */
+	uint32_t chunk_size;     /* a pool's data block size, sectors */
+	const char *metadata_lv; /* a pool's metadata LV */
 };
 void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_info *out);
 
@@ -381,6 +388,95 @@ bool ulvm_lv_snapshot_status(const struct ulvm_vg *vg, const struct ulvm_lv *cow
 /* LVM2's percentage of a snapshot's status, in hundredths ("0.73" is 73): 10000 when it is
  * invalid, as lvs shows it. */
 unsigned ulvm_snapshot_percent(const struct ulvm_snapshot_status *st);
+/* ---- thin pools and thin LVs ------------------------------------------------------------
+ * As LVM2 makes them: a pool LV POOL (segment type thin-pool) over hidden POOL_tdata and
+ * POOL_tmeta, with one spare metadata LV lvolN_pmspare per VG; thin LVs (type thin) name
+ * their pool and their device id in it. Changes to thin LVs queue pool messages in the
+ * metadata (raising the pool's transaction_id); commit, then ulvm_thin_pool_send_messages
+ * on the active pool, then commit again (the pool superblock's transaction id and the
+ * text's agree again). */
+struct ulvm_thin_pool_params {
+	const char *name;          /* NULL: lvolN */
+	uint64_t extents;          /* data extents */
+	bool percent_free;         /* extents came from %FREE/%PVS: room for metadata is kept */
+	uint32_t chunk_size;       /* sectors; 0: LVM2's default for the size */
+	uint64_t metadata_extents; /* 0: LVM2's estimate */
+	int zero;                  /* -1: default (yes) */
+	const char *discards;      /* "ignore", "nopassdown", "passdown"; NULL: passdown */
+	bool no_spare;             /* --poolmetadataspare n */
+	uint32_t stripes, stripe_size;
+	const char *const *pvs;
+	size_t npvs;
+	const char *const *tags;
+	size_t ntags;
+};
+/* LVM2's chunk size and metadata size for a pool of `data_extents` (0 in: choose). */
+int ulvm_thin_pool_sizes(const struct ulvm_vg *vg, uint64_t data_extents, uint32_t *chunk_size,
+                         uint64_t *metadata_extents);
+/* Sectors of data a pool with this chunk size can address (LVM2's "can address at most"). */
+uint64_t ulvm_thin_pool_max_data(uint32_t chunk_size);
+int ulvm_thin_pool_create(struct ulvm_vg *vg, const struct ulvm_thin_pool_params *p,
+                          struct ulvm_lv **pool);
+int ulvm_thin_create(struct ulvm_vg *vg, struct ulvm_lv *pool, const char *name, uint64_t extents,
+                     const char *const *tags, size_t ntags, struct ulvm_lv **out);
+/* A thin snapshot of thin LV `origin` (LVM2 sets the activation skip flag by default). */
+int ulvm_thin_snapshot(struct ulvm_vg *vg, struct ulvm_lv *origin, const char *name,
+                       bool activation_skip, struct ulvm_lv **out);
+int ulvm_thin_remove(struct ulvm_vg *vg, struct ulvm_lv *lv);
+/* The pool, its thin LVs (no messages: the pool goes), its sub-LVs, and the spare with the
+ * last pool. */
+int ulvm_thin_pool_remove(struct ulvm_vg *vg, struct ulvm_lv *pool);
+/* Grow a pool's data and/or metadata LV to these extents (0: unchanged); the spare grows
+ * with the metadata. */
+int ulvm_thin_pool_extend(struct ulvm_vg *vg, struct ulvm_lv *pool, uint64_t data_extents,
+                          uint64_t metadata_extents, const struct ulvm_lv_params *lp);
+bool ulvm_lv_is_thin_pool(const struct ulvm_lv *lv);
+bool ulvm_lv_is_thin(const struct ulvm_lv *lv);
+struct ulvm_lv *ulvm_thin_pool_of(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+struct ulvm_lv *ulvm_thin_pool_spare(const struct ulvm_vg *vg);
+struct ulvm_thin_pool_info {
+	struct ulvm_lv *metadata_lv, *data_lv;
+	uint64_t transaction_id;
+	uint32_t chunk_size;
+	const char *discards;
+	bool zero;
+	size_t queued_messages;
+	size_t thin_count;
+	uint64_t thin_sectors; /* the thin LVs' sizes, summed */
+};
+void ulvm_thin_pool_get(const struct ulvm_vg *vg, const struct ulvm_lv *pool,
+                        struct ulvm_thin_pool_info *out);
+/* Send the queued messages to the active pool and drop them from the model (commit after).
+ * A pool already at the text's transaction id had them: they are only dropped. */
+int ulvm_thin_pool_send_messages(struct ulvm_vg *vg, struct ulvm_lv *pool);
+/* LVM2's check of an active pool: its superblock's transaction id is the text's (or one
+ * lower while messages are queued). */
+int ulvm_thin_check_transaction(struct ulvm_vg *vg, struct ulvm_lv *pool);
+/* The pool checker on the pool's metadata LV (a new, all-zero one is not checked), as LVM2
+ * runs thin_check -q before it loads a pool: -EUCLEAN when it finds damage. */
+int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool);
+/* Activate (or refresh) an LV with every device it stacks on, or deactivate it and what only
+ * it used (LVM2's activation tree). *vg_changed: queued pool messages were sent (commit). */
+int ulvm_lv_activate(struct ulvm_vg *vg, struct ulvm_lv *lv, bool on, bool *vg_changed);
+/* Reload the devices of `lv`'s stack that are active and whose tables changed (a grown
+ * pool: data, metadata, the pool's real device, its own). */
+int ulvm_lv_refresh(struct ulvm_vg *vg, struct ulvm_lv *lv);
+/* Remove the VG's pool metadata spare (lvremove of lvolN_pmspare, after LVM2's question). */
+int ulvm_thin_spare_remove(struct ulvm_vg *vg, struct ulvm_lv *spare);
+struct ulvm_thin_pool_status {
+	uint64_t transaction_id, used_metadata, total_metadata, used_data, total_data;
+	bool read_only, out_of_data, needs_check;
+};
+int ulvm_thin_pool_status(const char *status_line, struct ulvm_thin_pool_status *st);
+/* What lvs' data_percent and metadata_percent are made of, from the active devices' status:
+ * -ENXIO when inactive, -ENOENT for other LVs. */
+struct ulvm_thin_usage {
+	uint64_t data_used, data_total; /* pool: blocks; thin LV: sectors */
+	uint64_t meta_used, meta_total; /* pool only */
+	bool has_meta;
+};
+int ulvm_lv_thin_usage(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                       struct ulvm_thin_usage *u);
 
 /* ---- activation and I/O ------------------------------------------------------------------
  * An LV is activated the way LVM2 activates it: its segments become a device-mapper table
@@ -412,6 +508,22 @@ struct ulvm_lv_layer {
 int ulvm_lv_layers(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_layer **out,
                    size_t *n);
 void ulvm_lv_layers_free(struct ulvm_lv_layer *layers, size_t n);
+/* The device whose presence says the LV is active: its own, or for a thin pool its real
+ * `thin-pool` device (VG-POOL-tpool while it has thin LVs), with the UUID LVM2 gives it. */
+void ulvm_lv_state_device(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *name,
+                          size_t nlen, char *uuid, size_t ulen);
+/* Every device LVM2 loads to activate `lv`, the lowest first, the LV's own last: a thin LV
+ * stacks on its pool's real device, which stacks on the pool's metadata and data LVs. */
+struct ulvm_dm_node {
+	char name[300];
+	char uuid[ULVM_DM_UUID_LEN];
+	char *table;
+	const struct ulvm_lv *lv; /* whose device it is */
+	bool real_pool;           /* a thin pool's `thin-pool` device */
+};
+int ulvm_lv_dm_nodes(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                     struct ulvm_dm_node **nodes, size_t *n);
+void ulvm_dm_nodes_free(struct ulvm_dm_node *nodes, size_t n);
 
 struct ulvm_dev;
 
@@ -552,6 +664,10 @@ void ulvm_active_list_free(const char **names, size_t n);
  * (ulvm_dev_own): -ESTALE for a stale record, -EBUSY when another process owns it. While
  * ulvmd runs it owns every active device: use its NBD export instead. */
 int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out);
+/* `dmsetup message NAME SECTOR MSG`: to ulvmd when it runs, else to the device built and
+ * owned in this process for the message (a thin pool commits it when it is closed). */
+int ulvm_active_message(struct ulvm_ctx *ctx, const char *name, uint64_t sector, const char *msg,
+                        char **reply);
 /* Build a device from a table without owning it (checks, status of stateless targets; the
  * daemon owns what it builds). Refuses a stale record's table. */
 int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *table,

@@ -3,8 +3,10 @@
 # taken, the origin changed, the snapshot still holding the old bytes, merged back; ulvmd started;
 # ext4 made on an LV through `ulvm mount` (FUSE) and a loop device, and files copied in; the
 # same LV read over NBD with nbdinfo and nbdcopy while it is mounted; lvremove refused while
-# it is in use; everything unmounted and ulvmd stopped. Then, with LVM2 installed, LVM2's own
-# `lvs` and `vgck` read the same volumes through loop devices over the same files.
+# it is in use; a thin pool with an over-provisioned thin LV whose data% grows as it is
+# written and falls after a discard (over NBD with qemu-io), and a thin snapshot; everything
+# unmounted and ulvmd stopped. Then, with LVM2 installed, LVM2's own `lvs` and `vgck` read
+# the same volumes through loop devices over the same files.
 # The data path needs root (loop device, mount), /dev/fuse, e2fsprogs and libnbd-bin.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -107,6 +109,23 @@ if [ "$data_path" = yes ]; then
 	ext_mounted=
 	step losetup -d "${loops[0]}"
 	loops=()
+	echo
+	echo "A thin pool: a thin LV bigger than the pool; data% grows as it is written and falls"
+	echo "after a discard; a thin snapshot shares the blocks:"
+	step "$ULVM" lvcreate --type thin-pool -L 64M -n pool tourvg
+	step "$ULVM" lvcreate -T tourvg/pool -V 1G -n thin
+	step "$ULVM" lvchange -ay tourvg/thin
+	step "$ULVM" lvs -o lv_name,lv_size,pool_lv,data_percent,metadata_percent tourvg/pool tourvg/thin
+	step "$ULVM" dd if=/dev/urandom of=tourvg/thin bs=1M count=16 oflag=direct
+	step "$ULVM" lvs -o lv_name,lv_size,pool_lv,data_percent,metadata_percent tourvg/pool tourvg/thin
+	if command -v qemu-io >/dev/null; then # a discard over NBD
+		step qemu-io -f raw "nbd+unix:///tourvg/thin?socket=$ULVM_RUN_DIR/nbd.sock" -c 'discard 0 8M'
+	else
+		step fallocate --punch-hole --keep-size -o 0 -l 8M mnt/tourvg/thin
+	fi
+	step "$ULVM" lvs -o lv_name,lv_size,pool_lv,data_percent,metadata_percent tourvg/pool tourvg/thin
+	step "$ULVM" lvcreate -s tourvg/thin -n snap
+	step "$ULVM" lvs -a -o lv_name,lv_attr,lv_size,pool_lv,origin,data_percent,thin_id,transaction_id tourvg
 	step fusermount3 -u "$dir/mnt"
 	fuse_mounted=
 	step "$ULVM" lvs -o lv_name,lv_attr,lv_size tourvg

@@ -34,10 +34,11 @@ struct cli {
 	const char *separator;
 	bool aligned;
 	bool unquoted, nameprefixes, rows;
-	const char *select;    /* -S/--select: LVM2's selection criteria */
-	uint64_t units_factor; /* --units 4k: bytes per unit "U" (0: c->units) */
-	bool json_std;         /* --reportformat json_std */
-	bool silent_scan;      /* the command reports scan problems itself (pvck) */
+	const char *select;          /* -S/--select: LVM2's selection criteria */
+	uint64_t units_factor;       /* --units 4k: bytes per unit "U" (0: c->units) */
+	bool json_std;               /* --reportformat json_std */
+	bool silent_scan;            /* the command reports scan problems itself (pvck) */
+	bool ignore_activation_skip; /* -K: activate LVs flagged to be skipped */
 	/* positional arguments */
 	char **args;
 	int nargs;
@@ -231,6 +232,29 @@ int cli_pv_layout_from_backup(const char *file, const char *uuid, struct ulvm_pv
 
 /* cmd_vgcfglist.c: vgcfgrestore --list */
 int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);
+
+/* cmd_lv.c: a size request: -L [+-]SIZE or -l [+-]N[%FREE|%VG|%PVS|%LV]. */
+struct size_arg {
+	bool given;
+	char sign; /* 0, '+' or '-' */
+	bool extents;
+	uint64_t value;  /* sectors (-L) or extents (-l) */
+	char percent[8]; /* "FREE", "VG", "PVS", "LV" or "" */
+};
+int parse_size_arg(const char *arg, bool extents, char def_unit, struct size_arg *s);
+/* Extents the request stands for, relative to `lv` (NULL: a new LV). */
+int size_arg_extents(struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct size_arg *s,
+                     const char *const *pvs, size_t npvs, uint64_t *out);
+
+/* cmd_lvthin.c: LVM2's thin commands. lvcreate forms that make a pool, a thin LV or a thin
+ * snapshot; lvremove of a pool, a thin LV or a pool's sub-LV (*handled: it was one; *removed:
+ * how many LVs went); lvextend of a pool's data (-L/-l) and metadata (--poolmetadatasize). */
+bool cli_lvcreate_is_thin(int argc, char **argv);
+int cmd_lvcreate_thin(struct cli *c, int argc, char **argv);
+int cli_lvremove_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool *handled);
+int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
+                      const struct size_arg *data, const struct size_arg *meta,
+                      const struct ulvm_lv_params *p);
 
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);

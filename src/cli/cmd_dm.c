@@ -359,6 +359,25 @@ int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool 
 
 	if (c->test) /* -t: nothing is (de)activated */
 		return 0;
+	/* An LV flagged to be skipped (a thin snapshot) is activated only with -K, as in LVM2. */
+	if (on && !c->ignore_activation_skip && ulvm_strlist_has(&lv->flags, "ACTIVATION_SKIP") &&
+	    !ulvm_lv_active(vg, lv)) {
+		cli_verbose(c, 1, "Skipping activation of LV %s/%s (activation skip flag).",
+		            vg->name, lv->name);
+		return 0;
+	}
+	/* Thin pools, their sub-LVs and thin LVs: the whole stack (lvm/stack.c); pool messages
+	 * a stopped command had queued are sent, and the metadata then says so. */
+	if (ulvm_lv_is_thin_pool(lv) || ulvm_lv_is_thin(lv) ||
+	    (lv->used_by && ulvm_lv_is_thin_pool(lv->used_by))) {
+		bool changed = false;
+		r = ulvm_lv_activate(vg, lv, on, &changed);
+		if (changed) {
+			int e = ulvm_vg_commit(vg, cli_description(c));
+			r = r ? r : e;
+		}
+		return r;
+	}
 	if ((r = ulvm_lv_layers(vg, lv, &l, &n)))
 		return r;
 	if (!(active = calloc(n + 1, sizeof(*active))) ||
@@ -481,6 +500,7 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	                                   {"resizable", required_argument, NULL, 'x'},
 	                                   {"logicalvolume", required_argument, NULL, 'l'},
 	                                   {"uuid", no_argument, NULL, 'u'},
+	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
 	                                   {0}};
 	const char *act = NULL, *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
@@ -488,7 +508,7 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	struct cli_vg_attrs attrs = {.resizeable = -1, .max_lv = -1};
 	bool change_attrs = false;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:x:l:u", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:x:l:uK", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 'x' || opt == 'l') {
@@ -515,6 +535,8 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		}
 		if (opt == 'S')
 			c->select = optarg;
+		else if (opt == 'K')
+			c->ignore_activation_skip = true;
 		else if (opt == 'a')
 			act = optarg;
 		else if (opt == 8000 && nadd < ARRAY_SIZE(add))

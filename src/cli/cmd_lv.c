@@ -14,16 +14,7 @@
 
 int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 
-/* A size request: -L [+-]SIZE or -l [+-]N[%FREE|%VG|%PVS|%LV]. */
-struct size_arg {
-	bool given;
-	char sign; /* 0, '+' or '-' */
-	bool extents;
-	uint64_t value;  /* sectors (-L) or extents (-l) */
-	char percent[8]; /* "FREE", "VG", "PVS", "LV" or "" */
-};
-
-static int parse_size_arg(const char *arg, bool extents, char def_unit, struct size_arg *s)
+int parse_size_arg(const char *arg, bool extents, char def_unit, struct size_arg *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->given = true;
@@ -55,8 +46,8 @@ static int parse_size_arg(const char *arg, bool extents, char def_unit, struct s
 }
 
 /* Extents the request stands for, relative to an LV of `cur` extents. */
-static int size_arg_extents(struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct size_arg *s,
-                            const char *const *pvs, size_t npvs, uint64_t *out)
+int size_arg_extents(struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct size_arg *s,
+                     const char *const *pvs, size_t npvs, uint64_t *out)
 {
 	uint64_t n = s->value;
 
@@ -263,6 +254,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	uint64_t s, extents;
 	int opt, r;
 
+	if (cli_lvcreate_is_thin(argc, argv))
+		return cmd_lvcreate_thin(c, argc, argv);
 	p.tags = tags;
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:", lo,
 	                          NULL)) != -1) {
@@ -459,9 +452,10 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	                                   {"alloc", required_argument, NULL, 7000},
 	                                   {"resizefs", no_argument, NULL, 'r'},
 	                                   {"nofsck", no_argument, NULL, 'n'},
+	                                   {"poolmetadatasize", required_argument, NULL, 7100},
 	                                   {0}};
 	struct ulvm_lv_params p = {0};
-	struct size_arg sz = {0};
+	struct size_arg sz = {0}, meta_sz = {0};
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
 	char vgn[256], lvn[256], b1[64], b2[64], dmname[300];
@@ -496,11 +490,15 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 			                           "the file system yourself"));
 		case 'n':
 			break;
+		case 7100: /* a thin pool's metadata LV */
+			if (parse_size_arg(optarg, false, 'm', &meta_sz))
+				return cli_fail(-EINVAL);
+			break;
 		default:
 			return EINVALID_CMD_LINE;
 		}
 	}
-	if (optind >= argc || !sz.given ||
+	if (optind >= argc || (!sz.given && !meta_sz.given) ||
 	    cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
 		fprintf(stderr, "  Please specify a size and a logical volume path (VG/LV)\n");
 		return EINVALID_CMD_LINE;
@@ -519,6 +517,10 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	if (!(lv = ulvm_lv_find(vg, lvn))) {
 		r = ulvm_error(-ENOENT, "Logical volume %s not found in volume group %s.", lvn,
 		               vgn);
+		goto out;
+	}
+	if (meta_sz.given || ulvm_lv_is_thin_pool(lv)) {
+		r = cli_lvextend_pool(c, vg, lv, &sz, &meta_sz, &p);
 		goto out;
 	}
 	old = lv->le_count;
@@ -685,6 +687,34 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			}
 			found = true;
 			snprintf(name, sizeof(name), "%s", lv->name);
+			{ /* thin pools, thin LVs, a pool's sub-LVs: LVM2's rules (cmd_lvthin.c) */
+				size_t keep = 0;
+				bool handled;
+				char **seen = calloc(l + 1, sizeof(*seen));
+				for (size_t k = 0; seen && k < l; k++)
+					seen[k] = strdup(vg->lvs[k]->name);
+				r = cli_lvremove_thin(c, vg, lv, &handled);
+				for (size_t k = 0; seen && k < l; k++) {
+					/* the LVs before this one that are still there */
+					keep += seen[k] && ulvm_lv_find(vg, seen[k]);
+					free(seen[k]);
+				}
+				if (handled) {
+					free(seen);
+					if (r) {
+						if (r != -ECANCELED)
+							cli_fail(r);
+						rc = ECMD_FAILED;
+						l++;
+					} else {
+						l = keep;
+					}
+					if (!whole_vg)
+						break;
+					continue;
+				}
+				free(seen);
+			}
 			/* -f does not override an open LV (as LVM2); nor one another process
 			 * owns while it is inactive. Then, as LVM2, ask about an active one. */
 			ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
@@ -1053,6 +1083,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"activate", required_argument, NULL, 'a'},
 	                                   {"select", required_argument, NULL, 'S'},
 	                                   {"permission", required_argument, NULL, 'p'},
+	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
 	                                   {0}};
 	const char *perm = NULL;
 	const char *add[32], *del[32];
@@ -1060,7 +1091,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	int opt, r, rc = ECMD_PROCESSED;
 	const char *activate = NULL;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:p:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:p:K", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 'S') {
@@ -1075,6 +1106,10 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 				return EINVALID_CMD_LINE;
 			}
 			perm = optarg;
+			continue;
+		}
+		if (opt == 'K') {
+			c->ignore_activation_skip = true;
 			continue;
 		}
 		if (opt == 8000 && nadd < ARRAY_SIZE(add))

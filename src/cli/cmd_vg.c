@@ -204,12 +204,22 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 		/* An LV in use stops it before anything changes (-f does not override it). */
 		for (size_t l = 0; c->force && l < vg->nlvs && !r; l++) {
 			char dm[600];
+			/* a thin pool's sub-LVs are in use by the pool: its stack goes with it */
+			if (vg->lvs[l]->used_by && ulvm_lv_is_thin_pool(vg->lvs[l]->used_by))
+				continue;
 			ulvm_lv_dm_name(vg->name, vg->lvs[l]->name, dm, sizeof(dm));
 			r = ulvm_active_busy(dm);
 		}
-		/* Removing the LVs (-f) takes their active devices down first. */
-		for (size_t l = 0; c->force && l < vg->nlvs && !r; l++)
-			r = cli_activate_lv(c, vg, vg->lvs[l], false);
+		/* Removing the LVs (-f) takes their active devices down first: thin LVs before
+		 * their pools, a pool's sub-LVs with the pool. */
+		for (int pass = 0; pass < 2; pass++)
+			for (size_t l = 0; c->force && l < vg->nlvs && !r; l++) {
+				struct ulvm_lv *lv = vg->lvs[l];
+				if ((pass == 0) != ulvm_lv_is_thin(lv) ||
+				    (lv->used_by && ulvm_lv_is_thin_pool(lv->used_by)))
+					continue;
+				r = cli_activate_lv(c, vg, lv, false);
+			}
 		if (!r)
 			r = ulvm_vg_remove(vg, c->force);
 		ulvm_vg_close(vg);

@@ -243,7 +243,12 @@ static const struct help_cmd help_cmds[] = {
      FORMS({"Create a linear LV.", "-L|--size Size[m|UNIT] VG", "[ PV ... ]"},
            {"Create a striped LV.", "-i|--stripes Number -L|--size Size[m|UNIT] VG", "[ PV ... ]"},
            {"Create a snapshot of an LV (copy-on-write, dm-snapshot).",
-            "-s|--snapshot -L|--size Size[m|UNIT] VG/LV", "[ PV ... ]"}),
+            "-s|--snapshot -L|--size Size[m|UNIT] VG/LV", "[ PV ... ]"},
+           {"Create a thin pool (dm-thin).", "--type thin-pool -L|--size Size[m|UNIT] VG",
+            "[ PV ... ]"},
+           {"Create a thin LV in a thin pool (with -L also the pool).",
+            "-T|--thin -V|--virtualsize Size[m|UNIT] VG/ThinPool", NULL},
+           {"Create a thin snapshot of a thin LV.", "-s|--snapshot VG/ThinLV", NULL}),
      OPTS({'l', "extents", "Number[PERCENT]",
            "The size in extents, or as %VG, %FREE, %PVS (instead of -L).", 0},
           {'n', "name", "String", "The LV's name (default lvolN).", 0},
@@ -254,17 +259,36 @@ static const struct help_cmd help_cmds[] = {
           {'W', "wipesignatures", "y|n", "Wipe signatures found at the LV's start.", 0},
           {'Z', "zero", "y|n", "Zero the LV's first 4 KiB (default y).", 0}, O_ADDTAG("LV"),
           {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
-          {0, "type", "linear|striped", "The segment type (implied by -i).", 0},
+          {0, "type", "linear|striped|thin-pool|thin", "The segment type (implied by -i, -T, -V).",
+           0},
           {'s', "snapshot", NULL,
            "Create a snapshot of VG/LV: its COW LV (the name -n gives) of -L/-l, as LVM2 records "
            "it.",
            0},
           {'c', "chunksize", "Size[k|UNIT]",
-           "The snapshot's chunk size: a power of 2 from 4k to 512k (default 4k).", 0}),
+           "The snapshot's chunk size: a power of 2 from 4k to 512k (default 4k); a thin "
+           "pool's: a multiple of 64k up to 1g (default as LVM2: 64k, doubled while the "
+           "metadata would exceed 128 MiB).",
+           0},
+          {0, "thinpool", "LV", "The thin pool of a new thin LV (with -V).", 1u << 4},
+          {'V', "virtualsize", "Size[m|UNIT]", "The size of a new thin LV.", 1u << 4},
+          {0, "poolmetadatasize", "Size[m|UNIT]",
+           "The pool's metadata LV (default as LVM2: 64 bytes per chunk, 2 MiB to 15.81 GiB).",
+           1u << 3},
+          {0, "poolmetadataspare", "y|n", "Keep the VG's spare metadata LV (default y).", 1u << 3},
+          {0, "discards", "ignore|nopassdown|passdown",
+           "What the pool does with discards (default passdown).", 1u << 3},
+          {'K', "ignoreactivationskip", NULL,
+           "Activate the new LV even if it is flagged to be skipped (a thin snapshot).", 0}),
      "Creates a linear or striped LV in a VG, on the given PVs or anywhere in the VG, or a "
      "snapshot of an LV: writes to the origin first copy the old chunk into the snapshot's "
      "COW LV, in the kernel's dm-snapshot format, so that LVM2 and the kernel use it as it "
-     "is."},
+     "is.\n\nThin provisioning as LVM2 does it: a thin pool is the LV POOL over the hidden "
+     "POOL_tdata (data) and POOL_tmeta (metadata, in the kernel's dm-thin format), with the "
+     "VG's spare metadata LV lvolN_pmspare; thin LVs may be bigger than the pool (blocks are "
+     "allocated as they are written) and a thin snapshot shares its origin's blocks until "
+     "either is written. -Z y|n says whether new pool blocks are zeroed. The pool's "
+     "transaction id is kept equal in the metadata and in the pool (ulvmd's when it runs)."},
     {"lvextend", "Add space to a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [+]Size[m|UNIT] LV", "[ PV ... ]"},
            {NULL, "-l|--extents [+]Number[PERCENT] LV", "[ PV ... ]"}),
@@ -272,8 +296,11 @@ static const struct help_cmd help_cmds[] = {
           {'I', "stripesize", "Size[k|UNIT]", "The stripe size of the new segment.", 0},
           {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
           {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0},
-          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0}),
-     "Grows an LV by the given size or to it."},
+          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
+          {0, "poolmetadatasize", "[+]Size[m|UNIT]",
+           "Grow a thin pool's metadata LV (and the spare with it).", 0}),
+     "Grows an LV by the given size or to it; for a thin pool, its data LV (an active pool "
+     "grows at once)."},
     {"lvreduce", "Reduce the size of a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [-]Size[m|UNIT] LV", NULL},
            {NULL, "-l|--extents [-]Number[PERCENT] LV", NULL}),
@@ -293,7 +320,9 @@ static const struct help_cmd help_cmds[] = {
      "Grows or shrinks an LV."},
     {"lvremove", "Remove logical volume(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG|LV|Tag ...", NULL}),
-     OPTS(O_FORCE("Remove active LVs without asking."), O_SELECT), "Removes LVs."},
+     OPTS(O_FORCE("Remove active LVs without asking."), O_SELECT),
+     "Removes LVs. A thin pool goes with its thin LVs (LVM2's question first), the pool's "
+     "sub-LVs only with it; the spare metadata LV after LVM2's question."},
     {"lvrename", "Rename a logical volume", STYLE_LVM,
      FORMS({NULL, "VG LV LV_new", NULL}, {NULL, "LV LV_new", NULL}), NO_OPTS,
      "Renames an LV; an active LV keeps working under its new name."},
@@ -311,7 +340,9 @@ static const struct help_cmd help_cmds[] = {
      OPTS({'a', "activate", "y|n|ay",
            "Activate (load the LV's table into ulvm's device-mapper) or deactivate.", 0},
           O_ADDTAG("LV"), O_DELTAG("LV"), O_SELECT,
-          {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0}),
+          {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0},
+          {'K', "ignoreactivationskip", NULL,
+           "Activate LVs flagged to be skipped (thin snapshots).", 0}),
      "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
      "userspace device-mapper, held by ulvmd when it runs."},
     {"lvconvert", "Change logical volume layout", STYLE_LVM,
@@ -332,7 +363,9 @@ static const struct help_cmd help_cmds[] = {
           O_DELTAG("VG"), O_SELECT,
           {'x', "resizeable", "y|n", "Whether PVs may be added to or removed from the VG.", 0},
           {'l', "logicalvolume", "Number", "The most LVs the VG may hold (0: no limit).", 0},
-          {'u', "uuid", NULL, "Give the VG a new UUID (its LVs inactive).", 0}),
+          {'u', "uuid", NULL, "Give the VG a new UUID (its LVs inactive).", 0},
+          {'K', "ignoreactivationskip", NULL,
+           "Activate LVs flagged to be skipped (thin snapshots).", 0}),
      "Activates or deactivates every LV of a VG, or changes the VG's tags."},
     {"dmsetup", "Userspace device-mapper (dmsetup's commands)", STYLE_TOOL,
      FORMS({NULL, "create NAME [--table TABLE] [-u|--uuid UUID]", NULL},

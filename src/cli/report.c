@@ -498,9 +498,12 @@ static bool lv_active(const struct row *r)
 	char name[300];
 	const char *key = name;
 
+	char uuid[ULVM_DM_UUID_LEN];
+
 	if (!r->active || !r->active->n)
 		return false;
-	ulvm_lv_dm_name(r->vg->name, r->lv->name, name, sizeof(name));
+	/* A thin pool's real device says it (VG-POOL-tpool while it has thin LVs). */
+	ulvm_lv_state_device(r->vg, r->lv, name, sizeof(name), uuid, sizeof(uuid));
 	return bsearch(&key, r->active->names, r->active->n, sizeof(*r->active->names), cmp_str) !=
 	           NULL &&
 	       ulvm_lv_active(r->vg, r->lv);
@@ -509,10 +512,10 @@ static bool lv_active(const struct row *r)
 /* Whether anything holds the LV's device open (lv_attr's sixth character). */
 static bool lv_open(const struct row *r)
 {
-	char name[300];
+	char name[300], uuid[ULVM_DM_UUID_LEN];
 	unsigned opens = 0;
 
-	ulvm_lv_dm_name(r->vg->name, r->lv->name, name, sizeof(name));
+	ulvm_lv_state_device(r->vg, r->lv, name, sizeof(name), uuid, sizeof(uuid));
 	return lv_active(r) && !ulvm_active_open_count(name, &opens) && opens;
 }
 
@@ -545,8 +548,13 @@ static void f_snap_invalid(struct cli *c, const struct row *r, struct strbuf *o)
 static void f_chunk_size(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	struct ulvm_snapshot snap;
+	struct ulvm_lv_info info;
 
-	put_size(c, o, ulvm_lv_snapshot(r->vg, r->lv, &snap) ? snap.chunk_size : 0);
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.thin_kind == ULVM_THIN_POOL)
+		put_size(c, o, info.chunk_size);
+	else
+		put_size(c, o, ulvm_lv_snapshot(r->vg, r->lv, &snap) ? snap.chunk_size : 0);
 }
 static void f_lv_merging(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -607,6 +615,94 @@ static void f_origin(struct cli *c, const struct row *r, struct strbuf *o)
 	ulvm_lv_info(r->vg, r->lv, &info);
 	if (info.origin)
 		sb_puts(o, info.origin);
+}
+/* ---- thin pools and thin LVs (data% and meta% from the active devices' status) ---- */
+/* LVM2's dm_make_percent and its 2-digit display: never 0.00 for some, 100.00 for not all. */
+static void put_percent(struct strbuf *o, uint64_t num, uint64_t den)
+{
+	long long p;
+
+	if (!den || num >= den)
+		p = 100000000;
+	else if (!num)
+		p = 0;
+	else {
+		p = (long long)(100000000.0 * ((double)num / (double)den));
+		if (p >= 100000000)
+			p = 100000000 - 1;
+		if (p <= 0)
+			p = 1;
+	}
+	if (p > 0 && p < 10000)
+		p = 10000;
+	else if (p > 100000000 - 10000 && p < 100000000)
+		p = 100000000 - 10000;
+	sb_printf(o, "%.2f", (float)p / 1000000.0f);
+}
+static void f_data_percent(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_usage u;
+
+	if (!ulvm_lv_thin_usage(r->vg, r->lv, &u))
+		put_percent(o, u.data_used, u.data_total);
+	else
+		f_snap_percent(c, r, o); /* a snapshot's data% is its snap% */
+}
+static void f_metadata_percent(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_usage u;
+
+	(void)c;
+	if (!ulvm_lv_thin_usage(r->vg, r->lv, &u) && u.has_meta)
+		put_percent(o, u.meta_used, u.meta_total);
+}
+static void f_thin_id(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.thin_kind == ULVM_THIN_VOLUME)
+		sb_printf(o, "%u", info.thin_id);
+}
+static void f_transaction_id(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.thin_kind != ULVM_THIN_NONE)
+		sb_printf(o, "%lld", (long long)info.transaction_id);
+}
+static void f_discards(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.thin_kind != ULVM_THIN_NONE && info.discards)
+		sb_puts(o, info.discards);
+}
+static void f_zero(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.thin_kind == ULVM_THIN_NONE)
+		sb_puts(o, "unknown");
+	else if (info.zero)
+		sb_puts(o, "zero");
+}
+static void f_lv_metadata_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+	const struct ulvm_lv *m;
+
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.thin_kind == ULVM_THIN_POOL && info.metadata_lv &&
+	    (m = ulvm_lv_find(r->vg, info.metadata_lv)))
+		put_size(c, o, (uint64_t)m->le_count * r->vg->extent_size);
 }
 static void f_empty(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -675,8 +771,15 @@ static void f_stripes(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	const struct ulvm_seg *s = row_seg(r);
 
+	struct ulvm_lv_info info;
+
 	(void)c;
-	sb_printf(o, "%u", s && s->area_count ? s->area_count : s ? 1 : 0);
+	ulvm_lv_info(r->vg, r->lv, &info);
+	/* A thin LV's segment has no areas: LVM2 says 0 (other kept types 1). */
+	if (info.thin_kind == ULVM_THIN_VOLUME)
+		sb_puts(o, "0");
+	else
+		sb_printf(o, "%u", s && s->area_count ? s->area_count : s ? 1 : 0);
 }
 static void f_stripe_size(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -840,12 +943,17 @@ static const struct field fields[] = {
     {"lv_tags", "LV Tags", F_STR, O_LV, 0, f_lv_tags},
     {"lv_time", "CTime", F_STR, O_LV, 26, f_lv_time},
     {"lv_host", "Host", F_STR, O_LV, 10, f_lv_host},
-    {"data_percent", "Data%", F_NUM, O_LV, 6, f_snap_percent},
+    {"data_percent", "Data%", F_STR, O_LV, 6, f_data_percent},
     {"snap_percent", "Snap%", F_NUM, O_LV, 6, f_snap_percent},
     {"chunk_size", "Chunk", F_SIZ, O_SEG, 6, f_chunk_size},
     {"lv_snapshot_invalid", "SnapInvalid", F_STR, O_LV, 16, f_snap_invalid},
     {"lv_merging", "Merging", F_STR, O_LV, 0, f_lv_merging},
-    {"metadata_percent", "Meta%", F_NUM, O_LV, 6, f_empty},
+    {"metadata_percent", "Meta%", F_STR, O_LV, 6, f_metadata_percent},
+    {"thin_id", "ThId", F_NUM, O_SEG, 4, f_thin_id},
+    {"transaction_id", "TransId", F_NUM, O_SEG, 0, f_transaction_id},
+    {"discards", "Discards", F_STR, O_SEG, 0, f_discards},
+    {"zero", "Zero", F_STR, O_SEG, 0, f_zero},
+    {"lv_metadata_size", "MSize", F_SIZ, O_LV, 0, f_lv_metadata_size},
     {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
     {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
     {"lv_attr", "Attr", F_STR, O_LV, 0, f_lv_attr},

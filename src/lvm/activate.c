@@ -64,9 +64,150 @@ bool ulvm_dm_name_split(const char *dm, char *vg, size_t vglen, char *lv, size_t
 	return !*p;
 }
 
+/* LVM2's build_dm_uuid: internal LVs carry a suffix naming their role ("-tdata", "-tmeta",
+ * the thin pool's "-pool"), from the module of what uses them or of their own segment. */
+static const char *lv_uuid_suffix(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	const struct ulvm_seg *user = lv->used_by && lv->used_by_seg < lv->used_by->nsegs
+	                                  ? &lv->used_by->segs[lv->used_by_seg]
+	                                  : NULL;
+	const char *s = NULL;
+
+	if (user && user->segtype->used_uuid_suffix)
+		s = user->segtype->used_uuid_suffix(vg, lv, user);
+	if (!s && lv->nsegs && lv->segs[0].segtype->uuid_suffix)
+		s = lv->segs[0].segtype->uuid_suffix(vg, lv, &lv->segs[0]);
+	return s;
+}
+
 void ulvm_lv_dm_uuid(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *out, size_t len)
 {
-	snprintf(out, len, "LVM-%s%s", vg->uuid, lv->uuid);
+	const char *suffix = lv_uuid_suffix(vg, lv);
+
+	snprintf(out, len, "LVM-%s%s%s%s", vg->uuid, lv->uuid, suffix ? "-" : "",
+	         suffix ? suffix : "");
+}
+
+void ulvm_lv_state_device(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *name,
+                          size_t nlen, char *uuid, size_t ulen)
+{
+	ulvm_lv_dm_name(vg->name, lv->name, name, nlen);
+	ulvm_lv_dm_uuid(vg, lv, uuid, ulen);
+	/* A thin pool is active while its real device is (with thin LVs: the "-tpool" layer,
+	 * whether or not the pool LV's own device is). */
+	if (lv->nsegs && seg_is_thin_pool(&lv->segs[0])) {
+		if (thin_pool_has_thins(vg, lv))
+			strncat(name, "-tpool", nlen - strlen(name) - 1);
+		snprintf(uuid, ulen, "LVM-%s%s-tpool", vg->uuid, lv->uuid);
+	}
+}
+
+/* ---- the devices of an LV's activation ---- */
+
+struct node_list {
+	struct ulvm_dm_node *v;
+	size_t n;
+};
+
+static int node_add(struct node_list *l, const char *name, const char *uuid, char *table,
+                    const struct ulvm_lv *lv, bool real_pool)
+{
+	struct ulvm_dm_node *nv;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i].name, name)) {
+			free(table);
+			return 0;
+		}
+	if (!(nv = realloc(l->v, (l->n + 1) * sizeof(*nv)))) {
+		free(table);
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	l->v = nv;
+	memset(&nv[l->n], 0, sizeof(*nv));
+	snprintf(nv[l->n].name, sizeof(nv[l->n].name), "%s", name);
+	snprintf(nv[l->n].uuid, sizeof(nv[l->n].uuid), "%s", uuid);
+	nv[l->n].table = table;
+	nv[l->n].lv = lv;
+	nv[l->n].real_pool = real_pool;
+	l->n++;
+	return 0;
+}
+
+static int lv_own_node(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct node_list *l)
+{
+	char name[300], uuid[ULVM_DM_UUID_LEN], *table;
+	int r;
+
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	ulvm_lv_dm_uuid(vg, lv, uuid, sizeof(uuid));
+	if ((r = ulvm_lv_table(vg, lv, &table)))
+		return r;
+	return node_add(l, name, uuid, table, lv,
+	                lv->nsegs && seg_is_thin_pool(&lv->segs[0]) &&
+	                    !thin_pool_has_thins(vg, lv));
+}
+
+/* A pool's metadata and data LVs, then its real device. */
+static int pool_nodes(const struct ulvm_vg *vg, const struct ulvm_lv *pool, struct node_list *l)
+{
+	struct thin_pool_seg p;
+	const struct ulvm_lv *sub[2];
+	char name[300], uuid[ULVM_DM_UUID_LEN];
+	struct strbuf sb;
+	int r;
+
+	thin_pool_seg_get(&pool->segs[0], &p);
+	sub[0] = p.metadata ? ulvm_lv_find((struct ulvm_vg *)vg, p.metadata) : NULL;
+	sub[1] = p.data ? ulvm_lv_find((struct ulvm_vg *)vg, p.data) : NULL;
+	if (!sub[0] || !sub[1])
+		return ulvm_error(-EINVAL, "Thin pool %s/%s is missing its data or metadata LV",
+		                  vg->name, pool->name);
+	for (int i = 0; i < 2; i++)
+		if ((r = lv_own_node(vg, sub[i], l)))
+			return r;
+	if (!thin_pool_has_thins(vg, pool))
+		return lv_own_node(vg, pool, l);
+	ulvm_lv_state_device(vg, pool, name, sizeof(name), uuid, sizeof(uuid));
+	sb_init(&sb);
+	sb_printf(&sb, "0 %llu ", (unsigned long long)pool->le_count * vg->extent_size);
+	if ((r = thin_pool_target_line(vg, pool, &sb))) {
+		sb_free(&sb);
+		return r;
+	}
+	sb_putc(&sb, '\n');
+	return node_add(l, name, uuid, sb_steal(&sb), pool, true);
+}
+
+int ulvm_lv_dm_nodes(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                     struct ulvm_dm_node **nodes, size_t *n)
+{
+	struct node_list l = {0};
+	const struct ulvm_lv *pool = thin_pool_of(vg, lv);
+	int r = 0;
+
+	*nodes = NULL;
+	*n = 0;
+	if (pool)
+		r = pool_nodes(vg, pool, &l);
+	else if (lv->nsegs && seg_is_thin_pool(&lv->segs[0]))
+		r = pool_nodes(vg, lv, &l);
+	if (!r)
+		r = lv_own_node(vg, lv, &l);
+	if (r) {
+		ulvm_dm_nodes_free(l.v, l.n);
+		return r;
+	}
+	*nodes = l.v;
+	*n = l.n;
+	return 0;
+}
+
+void ulvm_dm_nodes_free(struct ulvm_dm_node *nodes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(nodes[i].table);
+	free(nodes);
 }
 
 int lv_segments_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct strbuf *sb)
@@ -161,7 +302,25 @@ int ulvm_lv_layers(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ul
 
 	*out = NULL;
 	*n = 0;
-	if (user && user->segtype->used_layers) {
+	/* A thin LV or pool: its whole stack (ulvm_lv_dm_nodes), the real pool as its "tpool"
+	 * layer when it is not the pool LV's own device. */
+	if (thin_pool_of(vg, lv) || (lv->nsegs && seg_is_thin_pool(&lv->segs[0]))) {
+		struct ulvm_dm_node *nodes;
+		size_t nn;
+		if ((r = ulvm_lv_dm_nodes(vg, lv, &nodes, &nn)))
+			return r;
+		for (size_t i = 0; i < nn && !r; i++) {
+			struct ulvm_lv_layer *l;
+			if ((r = add_layer(&ls, nodes[i].lv, NULL, nodes[i].table)))
+				break;
+			l = &ls.v[ls.n - 1];
+			snprintf(l->name, sizeof(l->name), "%s", nodes[i].name);
+			snprintf(l->uuid, sizeof(l->uuid), "%s", nodes[i].uuid);
+			if (nodes[i].real_pool && i != nn - 1)
+				l->suffix = "tpool";
+		}
+		ulvm_dm_nodes_free(nodes, nn);
+	} else if (user && user->segtype->used_layers) {
 		r = user->segtype->used_layers(vg, lv, user, add_layer, &ls);
 	} else if (!(r = ulvm_lv_table(vg, lv, &table))) {
 		r = add_layer(&ls, lv, NULL, table);

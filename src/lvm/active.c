@@ -400,10 +400,9 @@ bool ulvm_lv_active(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 	struct record rec;
 	bool active = false;
 
-	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	ulvm_lv_state_device(vg, lv, name, sizeof(name), uuid, sizeof(uuid));
 	if (record_read(name, ".table", &rec))
 		return false;
-	ulvm_lv_dm_uuid(vg, lv, uuid, sizeof(uuid));
 	if (strcmp(rec.uuid, uuid))
 		snprintf(why, sizeof(why), "its UUID %s is not that of LV %s/%s, %s",
 		         rec.uuid[0] ? rec.uuid : "(none)", vg->name, lv->name, uuid);
@@ -693,6 +692,10 @@ static bool table_uses(const char *table, const char *dev)
 		else if (n >= 5 && !strcmp(w[2], "striped"))
 			for (unsigned i = 5; i < n && !used; i += 2)
 				used = !strcmp(w[i], dev);
+		else if (n >= 5 && !strcmp(w[2], "thin-pool")) /* metadata, data */
+			used = !strcmp(w[3], dev) || !strcmp(w[4], dev);
+		else if (n >= 4 && !strcmp(w[2], "thin")) /* pool [external origin] */
+			used = !strcmp(w[3], dev) || (n >= 6 && !strcmp(w[5], dev));
 	}
 	free(copy);
 	return used;
@@ -1136,6 +1139,29 @@ int ulvm_active_open_table(struct ulvm_ctx *ctx, const char *name, const char *t
 int ulvm_active_open(struct ulvm_ctx *ctx, const char *name, struct ulvm_dev **out)
 {
 	return open_record(ctx, name, true, out);
+}
+
+int ulvm_active_message(struct ulvm_ctx *ctx, const char *name, uint64_t sector, const char *msg,
+                        char **reply)
+{
+	struct ulvm_dev *dev;
+	char *payload;
+	int r;
+
+	if (reply)
+		*reply = NULL;
+	if (asprintf(&payload, "%llu %s", (unsigned long long)sector, msg) < 0)
+		return ulvm_error(-ENOMEM, "out of memory");
+	r = ulvm_control_call("message", name, payload, reply);
+	free(payload);
+	if (r != -ENOTCONN)
+		return r;
+	/* No daemon: the device built (and owned) here takes it; closing it commits. */
+	if ((r = ulvm_active_open(ctx, name, &dev)))
+		return r;
+	r = ulvm_dev_message(dev, sector, msg, reply);
+	ulvm_dev_close(dev);
+	return r;
 }
 
 int ulvm_active_status(const char *name, char **status)

@@ -176,6 +176,21 @@ static int append_segment(struct ulvm_lv *lv, uint32_t le, uint32_t per, uint32_
 	return 0;
 }
 
+int alloc_append(struct ulvm_lv *lv, uint32_t le, uint32_t per, uint32_t stripes,
+                 uint32_t stripe_size, struct ulvm_pv *const *pvs, const uint32_t *pes)
+{
+	struct pick picks[64] = {0};
+
+	if (!stripes || stripes > ARRAY_SIZE(picks))
+		return ulvm_error(-EINVAL, "%u stripes: at most %zu", stripes, ARRAY_SIZE(picks));
+	for (uint32_t a = 0; a < stripes; a++) {
+		picks[a].pv = pvs[a];
+		picks[a].r.start = pes[a];
+		picks[a].r.count = per;
+	}
+	return append_segment(lv, le, per, stripes, stripe_size, picks);
+}
+
 static int pick_cmp(const void *a, const void *b)
 {
 	const struct pick *x = a, *y = b;

@@ -60,6 +60,58 @@ static int check_stripes(const struct ulvm_vg *vg, uint32_t stripes, uint32_t st
 	return 0;
 }
 
+int lv_new(const char *name, bool visible, const char *const *tags, size_t ntags,
+           struct ulvm_lv **out)
+{
+	struct ulvm_lv *lv;
+	struct utsname un;
+	int r = -ENOMEM;
+
+	*out = NULL;
+	if (!(lv = calloc(1, sizeof(*lv))) || !(lv->name = strdup(name)))
+		goto fail;
+	if ((r = uuid_generate(lv->uuid)))
+		goto fail;
+	r = -ENOMEM;
+	if (strlist_add(&lv->status, "READ") || strlist_add(&lv->status, "WRITE") ||
+	    (visible && strlist_add(&lv->status, "VISIBLE")))
+		goto fail;
+	for (size_t i = 0; i < ntags; i++)
+		if ((r = ulvm_tag_add(&lv->tags, tags[i])))
+			goto fail;
+	lv->creation_time = (int64_t)time(NULL);
+	if (uname(&un) < 0)
+		snprintf(un.nodename, sizeof(un.nodename), "unknown");
+	if (!(lv->creation_host = strdup(un.nodename))) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	*out = lv;
+	return 0;
+fail:
+	lv_free(lv);
+	return r == -ENOMEM ? ulvm_error(-ENOMEM, "out of memory") : r;
+}
+
+/* LVM2's generate_lv_name: one more than the highest N of the names that start "lvolN"
+ * (lvol0_pmspare counts as lvol0). */
+void lv_generate_name(const struct ulvm_vg *vg, char *out, size_t len)
+{
+	long high = -1;
+
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		const char *n = vg->lvs[i]->name;
+		char *end;
+		long v;
+		if (strncmp(n, "lvol", 4) || n[4] < '0' || n[4] > '9')
+			continue;
+		v = strtol(n + 4, &end, 10);
+		if (v > high)
+			high = v;
+	}
+	snprintf(out, len, "lvol%ld", high + 1);
+}
+
 int ulvm_lv_create(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ulvm_lv **out)
 {
 	uint32_t stripes = p->stripes ? p->stripes : 1;
@@ -68,7 +120,6 @@ int ulvm_lv_create(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ul
 	uint64_t extents = p->extents;
 	struct alloc_request req = {0};
 	struct ulvm_lv *lv = NULL, **nv;
-	struct utsname un;
 	char name[LVM_NAME_MAX + 1], why[128];
 	int r;
 
@@ -80,11 +131,7 @@ int ulvm_lv_create(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ul
 			                  p->name, why);
 		snprintf(name, sizeof(name), "%s", p->name);
 	} else {
-		for (unsigned i = 0;; i++) {
-			snprintf(name, sizeof(name), "lvol%u", i);
-			if (!ulvm_lv_find(vg, name))
-				break;
-		}
+		lv_generate_name(vg, name, sizeof(name));
 	}
 	if (ulvm_lv_find(vg, name))
 		return ulvm_error(-EEXIST,
@@ -109,21 +156,8 @@ int ulvm_lv_create(struct ulvm_vg *vg, const struct ulvm_lv_params *p, struct ul
 		return ulvm_error(-EINVAL, "Logical volume too large: %llu extents",
 		                  (unsigned long long)extents);
 
-	if (!(lv = calloc(1, sizeof(*lv))) || !(lv->name = strdup(name)))
-		goto oom;
-	if ((r = uuid_generate(lv->uuid)))
-		goto fail;
-	if (strlist_add(&lv->status, "READ") || strlist_add(&lv->status, "WRITE") ||
-	    strlist_add(&lv->status, "VISIBLE"))
-		goto oom;
-	for (size_t i = 0; i < p->ntags; i++)
-		if ((r = ulvm_tag_add(&lv->tags, p->tags[i])))
-			goto fail;
-	lv->creation_time = (int64_t)time(NULL);
-	if (uname(&un) < 0)
-		snprintf(un.nodename, sizeof(un.nodename), "unknown");
-	if (!(lv->creation_host = strdup(un.nodename)))
-		goto oom;
+	if ((r = lv_new(name, true, p->tags, p->ntags, &lv)))
+		return r;
 
 	req.extents = (uint32_t)extents;
 	req.stripes = stripes;

@@ -156,6 +156,17 @@ int vg_write_commit(struct ulvm_vg *vg, const char *description);
 int pv_set_label_used(struct ulvm_ctx *ctx, struct dev_entry *d, bool used);
 int dev_clear_mdas(struct ulvm_ctx *ctx, struct dev_entry *d);
 
+/* lv.c: a new LV with no segments (READ, WRITE, VISIBLE if `visible`; creation time and
+ * host), not yet in a VG; and LVM2's name for a new LV ("lvolN"). */
+int lv_new(const char *name, bool visible, const char *const *tags, size_t ntags,
+           struct ulvm_lv **out);
+void lv_generate_name(const struct ulvm_vg *vg, char *out, size_t len);
+
+/* alloc.c: append one segment of per * stripes extents at LE `le`, stripe `a` on pvs[a]
+ * from PE pes[a] (merged into the last segment when it continues it). */
+int alloc_append(struct ulvm_lv *lv, uint32_t le, uint32_t per, uint32_t stripes,
+                 uint32_t stripe_size, struct ulvm_pv *const *pvs, const uint32_t *pes);
+
 /* alloc.c */
 struct alloc_request {
 	uint32_t extents; /* LV extents to add */

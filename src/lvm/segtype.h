@@ -67,6 +67,12 @@ struct ulvm_segtype {
 	 * "-real", "-cow", "_tdata", "_tmeta"). NULL: none. */
 	int (*lower_devices)(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 	                     const struct ulvm_seg *seg, seg_lower_fn fn, void *arg);
+	/* The suffix LVM2 puts on the dm UUID of the LV's own device ("pool"), and on that of
+	 * `used`, an LV this segment uses ("tdata", "tmeta"). NULL: none. */
+	const char *(*uuid_suffix)(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+	                           const struct ulvm_seg *seg);
+	const char *(*used_uuid_suffix)(const struct ulvm_vg *vg, const struct ulvm_lv *used,
+	                                const struct ulvm_seg *seg);
 
 	/* Reports: the segtype field (NULL: the metadata's type). */
 	const char *(*report_name)(const struct ulvm_seg *seg);
@@ -149,6 +155,30 @@ bool lv_visible_lvm2(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
 
 /* activate.c: the table of `lv`'s own segments (no layer), appended to sb. */
 int lv_segments_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct strbuf *sb);
+/* seg_thin.c: the keys of thin-pool and thin segments (strings point into the kept text). */
+struct thin_pool_seg {
+	const char *metadata, *data; /* LV names */
+	const char *discards;        /* "ignore", "nopassdown" or "passdown" */
+	uint64_t transaction_id;
+	uint32_t chunk_size; /* sectors */
+	bool zero;
+	size_t nmessages; /* queued messageN sections */
+};
+struct thin_seg {
+	const char *pool, *origin, *external_origin;
+	uint64_t transaction_id;
+	uint32_t device_id;
+};
+bool seg_is_thin_pool(const struct ulvm_seg *seg);
+bool seg_is_thin(const struct ulvm_seg *seg);
+void thin_pool_seg_get(const struct ulvm_seg *seg, struct thin_pool_seg *out);
+void thin_seg_get(const struct ulvm_seg *seg, struct thin_seg *out);
+/* The pool of thin LV `lv` (NULL: not a thin LV), and whether a pool has thin LVs. */
+struct ulvm_lv *thin_pool_of(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+bool thin_pool_has_thins(const struct ulvm_vg *vg, const struct ulvm_lv *pool);
+/* The real pool's `thin-pool ...` table arguments. */
+int thin_pool_target_line(const struct ulvm_vg *vg, const struct ulvm_lv *pool, struct strbuf *sb);
+
 /* activate.c: every device `lv`'s table stacks on besides PVs, each once per segment. */
 int lv_lower_devices(const struct ulvm_vg *vg, const struct ulvm_lv *lv, seg_lower_fn fn,
                      void *arg);

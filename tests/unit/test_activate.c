@@ -72,20 +72,38 @@ static void striped_two_stripes(void **state)
 	vg_free(vg);
 }
 
-static void unsupported_types_refused(void **state)
+/* Thin LVs activate as LVM2 loads them: the pool LV as a linear over its "-tpool" layer
+ * (it has thin LVs), a thin LV as a thin target on that layer, and the whole stack of a
+ * thin LV lowest first, with LVM2's UUID suffixes. */
+static void thin_tables_and_stack(void **state)
 {
 	struct ulvm_vg *vg = load_vg("lvm2-raw-thin-snapshot.txt");
-	char *table = NULL;
+	struct ulvm_dm_node *nodes;
+	char *table = NULL, uuid[ULVM_DM_UUID_LEN], want[256];
+	size_t n;
 
 	(void)state;
-	for (size_t i = 0; i < vg->nlvs; i++) {
-		const char *t = ulvm_lv_segtype(vg->lvs[i]);
-		if (!strcmp(t, "thin-pool") || !strcmp(t, "thin")) {
-			assert_int_equal(ulvm_lv_table(vg, vg->lvs[i], &table), -EOPNOTSUPP);
-			assert_null(table);
-			assert_non_null(strstr(ulvm_last_error(), vg->lvs[i]->name));
-		}
-	}
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "pool"), &table), 0);
+	assert_string_equal(table, "0 131072 linear thinvg-pool-tpool 0\n");
+	free(table);
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "thinsnap"), &table), 0);
+	assert_non_null(strstr(table, " thin thinvg-pool-tpool 2\n"));
+	free(table);
+	assert_int_equal(ulvm_lv_dm_nodes(vg, ulvm_lv_find(vg, "thin1"), &nodes, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(nodes[0].name, "thinvg-pool_tmeta");
+	assert_string_equal(nodes[1].name, "thinvg-pool_tdata");
+	assert_string_equal(nodes[2].name, "thinvg-pool-tpool");
+	assert_string_equal(nodes[3].name, "thinvg-thin1");
+	assert_true(nodes[2].real_pool);
+	assert_string_equal(nodes[2].table,
+	                    "0 131072 thin-pool thinvg-pool_tmeta thinvg-pool_tdata 128 0 0\n");
+	ulvm_lv_dm_uuid(vg, ulvm_lv_find(vg, "pool_tmeta"), uuid, sizeof(uuid));
+	assert_string_equal(nodes[0].uuid, uuid);
+	assert_non_null(strstr(uuid, "-tmeta"));
+	snprintf(want, sizeof(want), "LVM-%s%s-tpool", vg->uuid, ulvm_lv_find(vg, "pool")->uuid);
+	assert_string_equal(nodes[2].uuid, want);
+	ulvm_dm_nodes_free(nodes, n);
 	vg_free(vg);
 }
 
@@ -117,8 +135,8 @@ static void dm_names_double_dashes(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(linear_in_two_segments),    cmocka_unit_test(striped_two_stripes),
-	    cmocka_unit_test(unsupported_types_refused), cmocka_unit_test(missing_pv_refused),
+	    cmocka_unit_test(linear_in_two_segments), cmocka_unit_test(striped_two_stripes),
+	    cmocka_unit_test(thin_tables_and_stack),  cmocka_unit_test(missing_pv_refused),
 	    cmocka_unit_test(dm_names_double_dashes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

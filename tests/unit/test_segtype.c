@@ -489,8 +489,13 @@ static void test_activation(void **state)
 	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "moved"), &table), -EOPNOTSUPP);
 	assert_null(table);
 	assert_non_null(strstr(ulvm_last_error(), "stacked on LV pvmove0"));
-	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "pool"), &table), -EOPNOTSUPP);
-	assert_non_null(strstr(ulvm_last_error(), "cannot activate thin-pool segments yet"));
+	/* A pool with thin LVs: its own device is a linear over the "-tpool" layer. */
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "pool"), &table), 0);
+	assert_string_equal(table, "0 65536 linear stvg-pool-tpool 0\n");
+	free(table);
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "thin1"), &table), 0);
+	assert_string_equal(table, "0 204800 thin stvg-pool-tpool 1\n");
+	free(table);
 	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "odd"), &table), -EOPNOTSUPP);
 	assert_non_null(strstr(ulvm_last_error(), "cannot activate frobnicate segments yet"));
 

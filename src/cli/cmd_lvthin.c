@@ -1,0 +1,720 @@
+/*
+ * LVM2's thin commands: lvcreate --type thin-pool / -T / -V / --thinpool / -s of a thin LV,
+ * lvremove of pools, thin LVs and a pool's sub-LVs, lvextend of a pool's data and metadata,
+ * with LVM2's messages, prompts and exit codes.
+ *
+ * Every change to a pool's thin devices is two commits, as in LVM2: the metadata with the
+ * pool message queued (the pool's transaction_id one ahead of its superblock's), then, once
+ * the active pool has the message (ulvmd's when it runs), the metadata without it. The pool
+ * is activated for that and deactivated again when it was not active before.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/util.h"
+#include "cli.h"
+
+static const struct option thin_lo[] = {COMMON_LONGOPTS,
+                                        {"size", required_argument, NULL, 'L'},
+                                        {"extents", required_argument, NULL, 'l'},
+                                        {"name", required_argument, NULL, 'n'},
+                                        {"stripes", required_argument, NULL, 'i'},
+                                        {"stripesize", required_argument, NULL, 'I'},
+                                        {"chunksize", required_argument, NULL, 'c'},
+                                        {"poolmetadatasize", required_argument, NULL, 7100},
+                                        {"poolmetadataspare", required_argument, NULL, 7101},
+                                        {"discards", required_argument, NULL, 7102},
+                                        {"thinpool", required_argument, NULL, 7103},
+                                        {"type", required_argument, NULL, 7104},
+                                        {"addtag", required_argument, NULL, 7105},
+                                        {"alloc", required_argument, NULL, 7106},
+                                        {"zero", required_argument, NULL, 'Z'},
+                                        {"thin", no_argument, NULL, 'T'},
+                                        {"virtualsize", required_argument, NULL, 'V'},
+                                        {"snapshot", no_argument, NULL, 's'},
+                                        {"setactivationskip", required_argument, NULL, 'k'},
+                                        {"ignoreactivationskip", no_argument, NULL, 'K'},
+                                        {"activate", required_argument, NULL, 'a'},
+                                        {"wipesignatures", required_argument, NULL, 'W'},
+                                        {0}};
+#define THIN_SHORTOPTS COMMON_SHORTOPTS "L:l:n:i:I:c:Z:TV:sk:Ka:W:"
+
+/* Which lvcreate is thin (LVM2's _lvcreate_params order): --type thin-pool|thin, -T,
+ * --thinpool, -V (without -s), or -s without a size (a thin snapshot). */
+bool cli_lvcreate_is_thin(int argc, char **argv)
+{
+	bool thin = false, snap = false, size = false, virt = false;
+	int opt, saved_opterr = opterr;
+
+	opterr = 0;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, THIN_SHORTOPTS, thin_lo, NULL)) != -1) {
+		if (opt == 7104)
+			thin |= !strcmp(optarg, "thin-pool") || !strcmp(optarg, "thin");
+		else if (opt == 'T' || opt == 7103)
+			thin = true;
+		else if (opt == 'V')
+			virt = true;
+		else if (opt == 's')
+			snap = true;
+		else if (opt == 'L' || opt == 'l')
+			size = true;
+	}
+	opterr = saved_opterr;
+	optind = 0;
+	return thin || (virt && !snap) || (snap && !size);
+}
+
+/* ---- shared steps ---- */
+
+static void say_size(uint64_t sectors, char *b, size_t len)
+{
+	ulvm_format_size(sectors, 'r', true, true, b, len);
+}
+
+/* LVM2's thin_pool_check_overprovisioning, with the built-in configuration (threshold 100). */
+static void warn_overprovisioning(struct ulvm_vg *vg, const struct ulvm_lv *pool)
+{
+	uint64_t thinsum = 0, poolsum = 0, sz;
+	unsigned more = 0;
+	const char *txt = "";
+	char b1[64], b2[64];
+	struct ulvm_thin_pool_info pi;
+
+	/* pool NULL: the sum over every pool of the VG (LVM2 checks a metadata LV so) */
+	if (pool) {
+		ulvm_thin_pool_get(vg, pool, &pi);
+		poolsum = (uint64_t)pool->le_count * vg->extent_size;
+		thinsum = pi.thin_sectors;
+		if (thinsum <= poolsum)
+			return;
+	}
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		const struct ulvm_lv *p = vg->lvs[i];
+		if (!ulvm_lv_is_thin_pool(p) || p == pool)
+			continue;
+		more++;
+		ulvm_thin_pool_get(vg, p, &pi);
+		poolsum += (uint64_t)p->le_count * vg->extent_size;
+		thinsum += pi.thin_sectors;
+	}
+	if (thinsum <= poolsum)
+		return;
+	if ((sz = ulvm_vg_total_extents(vg) * vg->extent_size) < thinsum)
+		txt = " and the size of whole volume group";
+	else if ((sz = ulvm_vg_free_extents(vg) * vg->extent_size) < thinsum)
+		txt = !sz ? "" : " and the amount of free space in volume group";
+	else
+		sz = poolsum;
+	say_size(thinsum, b1, sizeof(b1));
+	if (sz)
+		say_size(sz, b2, sizeof(b2));
+	fflush(stdout);
+	fprintf(stderr,
+	        "  WARNING: Sum of all thin volume sizes (%s) exceeds the size of thin "
+	        "pool%s%s%s%s%s (%s).\n",
+	        b1, more ? "s" : " ", more ? "" : vg->name, more ? "" : "/", more ? "" : pool->name,
+	        txt, sz ? b2 : "no free space in volume group");
+	fflush(stderr);
+	cli_print("WARNING: You have not turned on protection against thin pools running out of "
+	          "space.");
+	cli_print("WARNING: Set activation/thin_pool_autoextend_threshold below 100 to trigger "
+	          "automatic extension of thin pools before they get full.");
+}
+
+/* Zero a whole LV (a new pool's metadata LV and spare, as LVM2 does before the pool is
+ * loaded: the pool formats an all-zero metadata device). */
+static int zero_lv(struct cli *c, struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char name[600], *table = NULL;
+	struct ulvm_dev *dev = NULL;
+	int r;
+
+	if (c->test)
+		return 0;
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	strncat(name, "_zero", sizeof(name) - strlen(name) - 1);
+	if (!(r = ulvm_lv_table(vg, lv, &table)) &&
+	    !(r = ulvm_dev_open_table(c->ctx, name, table, &dev))) {
+		cli_verbose(c, 1, "Initializing %llu sectors of logical volume %s/%s with value 0.",
+		            (unsigned long long)ulvm_dev_size(dev) / 512, vg->name, lv->name);
+		if (!(r = ulvm_dev_write_zeroes(dev, 0, ulvm_dev_size(dev), true)))
+			r = ulvm_dev_flush(dev);
+		ulvm_dev_close(dev);
+	}
+	free(table);
+	return r;
+}
+
+/* Whether the pool's real device is up, under either of its names. */
+static bool pool_real_active(struct ulvm_vg *vg, const struct ulvm_lv *pool)
+{
+	char name[300], uuid[ULVM_DM_UUID_LEN], u[ULVM_DM_UUID_LEN] = "";
+
+	if (ulvm_lv_active(vg, pool))
+		return true;
+	ulvm_lv_state_device(vg, pool, name, sizeof(name), uuid, sizeof(uuid));
+	ulvm_lv_dm_name(vg->name, pool->name, name, sizeof(name));
+	return ulvm_active_exists(name) && !ulvm_active_uuid(name, u, sizeof(u)) &&
+	       !strcmp(u, uuid);
+}
+
+/* The second half of a change to a pool's thin devices: the active pool (activated for it
+ * when it was not) gets the queued messages, then the metadata without them is committed.
+ * `up`, if not NULL, is an LV to leave active (with its whole stack). */
+static int pool_update(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *pool, struct ulvm_lv *up)
+{
+	bool was_active, changed = false;
+	struct ulvm_thin_pool_info pi;
+	int r;
+
+	if (c->test)
+		return 0;
+	ulvm_thin_pool_get(vg, pool, &pi);
+	was_active = pool_real_active(vg, pool);
+	if (up)
+		r = ulvm_lv_activate(vg, up, true, &changed);
+	else if (!was_active || !ulvm_lv_active(vg, pool))
+		/* (an active pool without thin LVs until now moves to its "-tpool" name) */
+		r = ulvm_lv_activate(vg, pool, true, &changed);
+	else
+		r = 0;
+	if (!r && pi.queued_messages && !changed)
+		r = ulvm_thin_pool_send_messages(vg, pool), changed = !r;
+	if (!r && changed)
+		r = ulvm_vg_commit(vg, cli_description(c));
+	if (!up && !was_active) {
+		int e = ulvm_lv_activate(vg, pool, false, NULL);
+		r = r ? r : e;
+	}
+	return r;
+}
+
+/* ---- lvcreate ---- */
+
+struct thin_args {
+	struct size_arg size, virt;
+	const char *name, *pool_name, *type, *discards;
+	uint64_t meta_sectors;
+	uint32_t chunk, stripes, stripe_size;
+	int zero, skip; /* -1: not given */
+	bool thin, snapshot, spare, activate;
+	const char *tags[32];
+	size_t ntags;
+};
+
+static int bad_arg(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "  ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n  Run `lvcreate --help' for more information.\n");
+	return EINVALID_CMD_LINE;
+}
+
+static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_args *a)
+{
+	uint64_t s;
+	int opt;
+
+	memset(a, 0, sizeof(*a));
+	a->zero = a->skip = -1;
+	a->spare = true;
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, THIN_SHORTOPTS, thin_lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		switch (opt) {
+		case 'L':
+		case 'l':
+			if (parse_size_arg(optarg, opt == 'l', 'm', &a->size))
+				return bad_arg("Invalid argument for --%s",
+				               opt == 'L' ? "size" : "extents");
+			break;
+		case 'V':
+			if (parse_size_arg(optarg, false, 'm', &a->virt) || a->virt.sign)
+				return bad_arg("Invalid argument for --virtualsize: %s", optarg);
+			break;
+		case 'n':
+			a->name = optarg;
+			break;
+		case 'i':
+			a->stripes = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'I':
+			if (ulvm_parse_size(optarg, 'k', &s) || s > UINT32_MAX)
+				return bad_arg("Invalid argument for --stripesize: %s", optarg);
+			a->stripe_size = (uint32_t)s;
+			break;
+		case 'c':
+			if (ulvm_parse_size(optarg, 'k', &s) || !s || s > UINT32_MAX)
+				return bad_arg("Invalid argument for --chunksize: %s", optarg);
+			a->chunk = (uint32_t)s;
+			break;
+		case 7100:
+			if (ulvm_parse_size(optarg, 'm', &a->meta_sectors) || !a->meta_sectors)
+				return bad_arg("Invalid argument for --poolmetadatasize: %s",
+				               optarg);
+			break;
+		case 7101:
+			a->spare = optarg[0] == 'y';
+			break;
+		case 7102:
+			if (strcmp(optarg, "ignore") && strcmp(optarg, "nopassdown") &&
+			    strcmp(optarg, "passdown"))
+				return bad_arg("Invalid argument for --discards: %s", optarg);
+			a->discards = optarg;
+			break;
+		case 7103:
+			a->pool_name = optarg;
+			break;
+		case 7104:
+			a->type = optarg;
+			break;
+		case 7105:
+			if (a->ntags < ARRAY_SIZE(a->tags))
+				a->tags[a->ntags++] = optarg;
+			break;
+		case 7106:
+			break;
+		case 'Z':
+		case 'k':
+			if (strcmp(optarg, "y") && strcmp(optarg, "n"))
+				return bad_arg("Invalid argument for %s",
+				               opt == 'Z' ? "--zero" : "--setactivationskip");
+			*(opt == 'Z' ? &a->zero : &a->skip) = optarg[0] == 'y';
+			break;
+		case 'T':
+			a->thin = true;
+			break;
+		case 's':
+			a->snapshot = true;
+			break;
+		case 'K':
+			c->ignore_activation_skip = true;
+			break;
+		case 'a':
+			a->activate = optarg[0] != 'n';
+			break;
+		case 'W':
+			break;
+		default:
+			return EINVALID_CMD_LINE;
+		}
+	}
+	if (a->chunk && a->chunk % 128) {
+		char b[64];
+		ulvm_format_size(a->chunk, 'r', true, true, b, sizeof(b));
+		return bad_arg("Thin pool chunk size %s must be a multiple of 64.00 KiB.", b);
+	}
+	return 0;
+}
+
+/* "VG/LV" or "VG" into vgn (and lvn, "" when absent). */
+static void split_arg(const char *arg, char *vgn, size_t vl, char *lvn, size_t ll)
+{
+	if (cli_split_lv(arg, vgn, vl, lvn, ll)) {
+		snprintf(vgn, vl, "%s", arg);
+		lvn[0] = '\0';
+	}
+}
+
+static int extents_of(struct ulvm_vg *vg, const struct size_arg *s, const char *const *pvs,
+                      size_t npvs, uint64_t *out)
+{
+	size_arg_extents(vg, NULL, s, pvs, npvs, out);
+	if (!*out)
+		return ulvm_error(-EINVAL, "Unable to create new logical volume with no extents");
+	return 0;
+}
+
+static int create_pool(struct cli *c, struct ulvm_vg *vg, struct thin_args *a, const char *name,
+                       const char *const *pvs, size_t npvs, struct ulvm_lv **out)
+{
+	struct ulvm_thin_pool_params p = {0};
+	struct ulvm_thin_pool_info pi;
+	struct ulvm_lv *spare_before = ulvm_thin_pool_spare(vg);
+	uint32_t spare_extents = spare_before ? spare_before->le_count : 0;
+	char b1[64], b2[64];
+	int r;
+
+	p.name = name;
+	if ((r = extents_of(vg, &a->size, pvs, npvs, &p.extents)))
+		return r;
+	p.percent_free = !strcmp(a->size.percent, "FREE") || !strcmp(a->size.percent, "PVS");
+	p.chunk_size = a->chunk;
+	if (a->meta_sectors)
+		p.metadata_extents = (a->meta_sectors + vg->extent_size - 1) / vg->extent_size;
+	p.zero = a->zero;
+	p.discards = a->discards;
+	p.no_spare = !a->spare;
+	p.stripes = a->stripes;
+	p.stripe_size = a->stripe_size;
+	p.pvs = pvs;
+	p.npvs = npvs;
+	if (!a->virt.given) {
+		p.tags = a->tags;
+		p.ntags = a->ntags;
+	}
+	if (a->stripes > 1 && !a->stripe_size)
+		cli_print("Using default stripesize 64.00 KiB.");
+	if ((r = ulvm_thin_pool_create(vg, &p, out)))
+		return r;
+	ulvm_thin_pool_get(vg, *out, &pi);
+	say_size(pi.chunk_size, b1, sizeof(b1));
+	say_size(ulvm_thin_pool_max_data(pi.chunk_size), b2, sizeof(b2));
+	cli_print("Thin pool volume with chunk size %s can address at most %s of data.", b1, b2);
+	if (pi.zero && pi.chunk_size >= 1024) {
+		fprintf(stderr,
+		        "  WARNING: Pool zeroing and %s large chunk size slows down thin "
+		        "provisioning.\n  WARNING: Consider disabling zeroing (-Zn) or using "
+		        "smaller chunk size (<512.00 KiB).\n",
+		        b1);
+	}
+	if (!a->spare)
+		fprintf(stderr,
+		        "  WARNING: Recovery of pools without pool metadata spare LV is not "
+		        "automated.\n");
+	if ((r = zero_lv(c, vg, pi.metadata_lv)))
+		return r;
+	if (ulvm_thin_pool_spare(vg) && (ulvm_thin_pool_spare(vg) != spare_before ||
+	                                 ulvm_thin_pool_spare(vg)->le_count != spare_extents))
+		r = zero_lv(c, vg, ulvm_thin_pool_spare(vg));
+	return r;
+}
+
+int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
+{
+	char vgn[256], lvn[256], pvg[256], pln[256];
+	struct thin_args a;
+	struct ulvm_vg *vg = NULL;
+	struct ulvm_lv *pool = NULL, *thin = NULL, *origin = NULL;
+	const char *const *pvs;
+	size_t npvs;
+	bool new_pool;
+	int r;
+
+	if ((r = parse_thin_args(c, argc, argv, &a)))
+		return r;
+	if (optind >= argc && !a.pool_name) {
+		fprintf(stderr, "  Please specify either size or extents and a volume group\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (optind < argc)
+		split_arg(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn));
+	else
+		vgn[0] = lvn[0] = '\0';
+	pvs = (const char *const *)argv + optind + 1;
+	npvs = optind < argc ? (size_t)(argc - optind - 1) : 0;
+	pln[0] = '\0';
+	if (a.pool_name) {
+		split_arg(a.pool_name, pvg, sizeof(pvg), pln, sizeof(pln));
+		if (!pln[0]) { /* --thinpool POOL */
+			snprintf(pln, sizeof(pln), "%s", pvg);
+			pvg[0] = '\0';
+		}
+		if (pvg[0] && vgn[0] && strcmp(pvg, vgn)) {
+			fprintf(stderr,
+			        "  Please use a single volume group name (\"%s\" or \"%s\").\n",
+			        vgn, pvg);
+			return EINVALID_CMD_LINE;
+		}
+		if (!vgn[0])
+			snprintf(vgn, sizeof(vgn), "%s", pvg);
+	}
+	if (!vgn[0]) {
+		fprintf(stderr, "  Please specify a volume group\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	if ((r = ulvm_vg_require_complete(vg)))
+		goto out;
+
+	if (a.snapshot) { /* lvcreate -s VG/THIN [-n NAME] */
+		if (!lvn[0] || !(origin = ulvm_lv_find(vg, lvn))) {
+			r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn,
+			               lvn);
+			goto out;
+		}
+		if (!(pool = ulvm_thin_pool_of(vg, origin))) {
+			r = ulvm_error(-EINVAL,
+			               "ulvm makes thin snapshots only: %s/%s is not a thin volume "
+			               "(old-style snapshots take -L)",
+			               vgn, lvn);
+			goto out;
+		}
+		if ((r = ulvm_thin_snapshot(vg, origin, a.name, a.skip != 0, &thin)))
+			goto out;
+		warn_overprovisioning(vg, pool);
+		if ((r = ulvm_vg_commit(vg, cli_description(c))) ||
+		    (r = pool_update(
+		         c, vg, pool,
+		         a.activate && (a.skip == 0 || c->ignore_activation_skip) ? thin : NULL)))
+			goto out;
+		cli_print("Logical volume \"%s\" created.", thin->name);
+		goto out;
+	}
+
+	/* Which pool: --thinpool, or -T VG/POOL (-V without -L), or a new one (-L). */
+	new_pool = a.size.given;
+	if (!pln[0] && (a.thin || (a.type && !strcmp(a.type, "thin-pool"))) && lvn[0] &&
+	    (new_pool || a.virt.given)) {
+		snprintf(pln, sizeof(pln), "%s", lvn);
+		if (!new_pool)
+			lvn[0] = '\0';
+	}
+	if (a.type && !strcmp(a.type, "thin-pool") && a.virt.given) {
+		r = ulvm_error(-EINVAL, "--virtualsize may not be used with --type thin-pool");
+		goto out;
+	}
+	if (new_pool) {
+		const char *name = pln[0] ? pln : (!a.virt.given && a.name ? a.name : NULL);
+		if (!a.virt.given && !pln[0] && !a.name && lvn[0])
+			name = lvn;
+		if ((r = create_pool(c, vg, &a, name, pvs, npvs, &pool)))
+			goto out;
+		if (!a.virt.given) {
+			if ((r = ulvm_vg_commit(vg, cli_description(c))))
+				goto out;
+			if (a.activate && !c->test && (r = cli_activate_lv(c, vg, pool, true)))
+				goto out;
+			cli_print("Logical volume \"%s\" created.", pool->name);
+			goto out;
+		}
+	} else {
+		if (!pln[0]) {
+			r = ulvm_error(-EINVAL, "Please specify name of existing thin pool.");
+			goto out;
+		}
+		if (!(pool = ulvm_lv_find(vg, pln)) || !ulvm_lv_is_thin_pool(pool)) {
+			r = ulvm_error(-ENOENT,
+			               pool ? "Logical volume %s/%s is not a thin pool."
+			                    : "Thin pool %s/%s not found.",
+			               vgn, pln);
+			goto out;
+		}
+	}
+	if (!a.virt.given) {
+		fprintf(stderr, "  Please specify either size or extents\n");
+		r = EINVALID_CMD_LINE;
+		ulvm_vg_close(vg);
+		return r;
+	}
+	{
+		uint64_t ve;
+		const char *tname = a.name ? a.name : (new_pool ? NULL : (lvn[0] ? lvn : NULL));
+		if ((r = extents_of(vg, &a.virt, NULL, 0, &ve)))
+			goto out;
+		if ((r = ulvm_thin_create(vg, pool, tname, ve, a.tags, a.ntags, &thin)))
+			goto out;
+	}
+	warn_overprovisioning(vg, pool);
+	if ((r = ulvm_vg_commit(vg, cli_description(c))) ||
+	    (r = pool_update(c, vg, pool, a.activate ? thin : NULL)))
+		goto out;
+	cli_print("Logical volume \"%s\" created.", thin->name);
+out:
+	if (vg)
+		ulvm_vg_close(vg);
+	return r == EINVALID_CMD_LINE ? r : r ? cli_fail(r) : ECMD_PROCESSED;
+}
+
+/* ---- lvremove ---- */
+
+static bool asked_no(struct cli *c, const char *fmt, const char *vgn, const char *lvn,
+                     unsigned count)
+{
+	if (c->force || c->yes)
+		return false;
+	if (count)
+		return cli_yes_no(fmt, vgn, lvn, count) == 'n';
+	return cli_yes_no(fmt, vgn, lvn) == 'n';
+}
+
+static int not_removed(const struct ulvm_vg *vg, const char *name)
+{
+	fprintf(stderr, "  Logical volume %s/%s not removed.\n", vg->name, name);
+	return ulvm_error(-ECANCELED, "%s", "");
+}
+
+static int check_not_open(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char dm[600], uuid[ULVM_DM_UUID_LEN];
+
+	ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+	(void)uuid;
+	return ulvm_active_busy(dm);
+}
+
+static int remove_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv)
+{
+	struct ulvm_lv *pool = ulvm_thin_pool_of(vg, lv);
+	char name[256];
+	int r;
+
+	snprintf(name, sizeof(name), "%s", lv->name);
+	if ((r = check_not_open(vg, lv)))
+		return r;
+	if (ulvm_lv_active(vg, lv) &&
+	    asked_no(c, "Do you really want to remove active logical volume %s/%s? [y/n]: ",
+	             vg->name, name, 0))
+		return not_removed(vg, name);
+	if ((r = cli_activate_lv(c, vg, lv, false)) || (r = ulvm_thin_remove(vg, lv)) ||
+	    (r = ulvm_vg_commit(vg, cli_description(c))) || (r = pool_update(c, vg, pool, NULL)))
+		return r;
+	cli_print("Logical volume \"%s\" successfully removed.", name);
+	return 0;
+}
+
+static int remove_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *pool)
+{
+	struct ulvm_thin_pool_info pi;
+	char name[256], **names = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	snprintf(name, sizeof(name), "%s", pool->name);
+	ulvm_thin_pool_get(vg, pool, &pi);
+	if (pi.thin_count &&
+	    asked_no(c, "Removing pool %s/%s will remove %u dependent volume(s). Proceed? [y/n]: ",
+	             vg->name, name, (unsigned)pi.thin_count))
+		return not_removed(vg, name);
+	if (!(names = calloc(pi.thin_count + 1, sizeof(*names))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < vg->nlvs && !r; i++) {
+		struct ulvm_lv *t = vg->lvs[i];
+		if (ulvm_thin_pool_of(vg, t) != pool)
+			continue;
+		if ((r = check_not_open(vg, t)))
+			break;
+		if (ulvm_lv_active(vg, t) &&
+		    asked_no(c, "Do you really want to remove active logical volume %s/%s? [y/n]: ",
+		             vg->name, t->name, 0)) {
+			r = not_removed(vg, t->name);
+			break;
+		}
+		if (!(names[n++] = strdup(t->name)))
+			r = ulvm_error(-ENOMEM, "out of memory");
+	}
+	if (!r && !pi.thin_count && ulvm_lv_active(vg, pool) && !(r = check_not_open(vg, pool)) &&
+	    asked_no(c, "Do you really want to remove active logical volume %s/%s? [y/n]: ",
+	             vg->name, name, 0))
+		r = not_removed(vg, name);
+	for (size_t i = 0; i < vg->nlvs && !r; i++)
+		if (ulvm_thin_pool_of(vg, vg->lvs[i]) == pool)
+			r = cli_activate_lv(c, vg, vg->lvs[i], false);
+	if (!r)
+		r = cli_activate_lv(c, vg, pool, false);
+	if (!r && !(r = ulvm_thin_pool_remove(vg, pool)) &&
+	    !(r = ulvm_vg_commit(vg, cli_description(c)))) {
+		for (size_t i = 0; i < n; i++)
+			cli_print("Logical volume \"%s\" successfully removed.", names[i]);
+		cli_print("Logical volume \"%s\" successfully removed.", name);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return r;
+}
+
+int cli_lvremove_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool *handled)
+{
+	struct ulvm_lv_info info;
+	char name[256];
+
+	*handled = true;
+	if (ulvm_lv_is_thin(lv))
+		return remove_thin(c, vg, lv);
+	if (ulvm_lv_is_thin_pool(lv))
+		return remove_pool(c, vg, lv);
+	ulvm_lv_info(vg, lv, &info);
+	if (lv->used_by && ulvm_lv_is_thin_pool(lv->used_by))
+		return ulvm_error(-EBUSY, "Can't remove logical volume %s/%s used by a pool.",
+		                  vg->name, lv->name);
+	if (lv == ulvm_thin_pool_spare(vg)) {
+		snprintf(name, sizeof(name), "%s", lv->name);
+		if (asked_no(c,
+		             "Removal of pool metadata spare logical volume %s/%s disables "
+		             "automatic recovery attempts after damage to a thin or cache pool. "
+		             "Proceed? [y/n]: ",
+		             vg->name, name, 0))
+			return not_removed(vg, name);
+		int r = ulvm_thin_spare_remove(vg, lv);
+		if (!r)
+			r = ulvm_vg_commit(vg, cli_description(c));
+		if (!r)
+			cli_print("Logical volume \"%s\" successfully removed.", name);
+		return r;
+	}
+	*handled = false;
+	return 0;
+}
+
+/* ---- lvextend of a pool ---- */
+
+static int grow_one(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *pool, struct ulvm_lv *sub,
+                    const struct size_arg *s, bool meta, const struct ulvm_lv_params *p)
+{
+	uint64_t extents = 0;
+	uint32_t old = sub->le_count;
+	char b1[64], b2[64];
+	int r;
+
+	if (s->extents || s->percent[0]) {
+		size_arg_extents(vg, meta ? sub : pool, s, p ? p->pvs : NULL, p ? p->npvs : 0,
+		                 &extents);
+	} else {
+		uint64_t e = (s->value + vg->extent_size - 1) / vg->extent_size;
+		if (e * vg->extent_size != s->value)
+			cli_print("Rounding up size to full physical extent");
+		extents = s->sign == '+' ? sub->le_count + e : e;
+	}
+	if (extents <= old)
+		return ulvm_error(-EINVAL,
+		                  "New size given (%llu extents) not larger than existing size (%u "
+		                  "extents)",
+		                  (unsigned long long)extents, old);
+	if ((r = ulvm_thin_pool_extend(vg, pool, meta ? 0 : extents, meta ? extents : 0, p)))
+		return r;
+	ulvm_format_size((uint64_t)old * vg->extent_size, 'h', true, true, b1, sizeof(b1));
+	ulvm_format_size((uint64_t)sub->le_count * vg->extent_size, 'h', true, true, b2,
+	                 sizeof(b2));
+	cli_print("Size of logical volume %s/%s changed from %s (%u extents) to %s (%u extents).",
+	          vg->name, sub->name, b1, old, b2, sub->le_count);
+	(void)c;
+	return 0;
+}
+
+int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
+                      const struct size_arg *data, const struct size_arg *meta,
+                      const struct ulvm_lv_params *p)
+{
+	struct ulvm_thin_pool_info pi;
+	char name[256];
+	int r = 0;
+
+	if (!ulvm_lv_is_thin_pool(lv))
+		return ulvm_error(-EINVAL, "--poolmetadatasize takes a thin pool, not %s/%s",
+		                  vg->name, lv->name);
+	ulvm_thin_pool_get(vg, lv, &pi);
+	if (data->sign == '-' || meta->sign == '-')
+		return ulvm_error(-EPERM, "Thin pool volumes %s/%s cannot be reduced in size yet.",
+		                  vg->name, lv->name);
+	if (meta->given && (r = grow_one(c, vg, lv, pi.metadata_lv, meta, true, p)))
+		return r;
+	if (data->given && (r = grow_one(c, vg, lv, pi.data_lv, data, false, p)))
+		return r;
+	if ((r = ulvm_vg_commit(vg, cli_description(c))))
+		return r;
+	/* Online: the active pool's stack gets the new tables (the pool grows its space maps
+	 * when it resumes). */
+	if (!c->test && ulvm_lv_active(vg, lv) && (r = ulvm_lv_refresh(vg, lv)))
+		return r;
+	warn_overprovisioning(vg, data->given ? lv : NULL);
+	snprintf(name, sizeof(name), "%s", data->given ? lv->name : pi.metadata_lv->name);
+	cli_print("Logical volume %s/%s successfully resized.", vg->name, name);
+	return 0;
+}
