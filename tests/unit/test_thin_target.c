@@ -403,6 +403,45 @@ static void test_commit_within_a_second(void **state)
 	free(b);
 }
 
+/* Out of metadata space: the pool turns read-only as the kernel's does (status ro, messages
+ * refused), what was written reads back, and the metadata on the device stays consistent. */
+static void test_no_metadata_space(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_dev *pool, *thin;
+	uint8_t *b = xbuf(4 * MIB);
+	char table[512], *s;
+	uint64_t off;
+	int r = 0;
+
+	/* 48 metadata blocks for a data device of 32768 blocks. */
+	tenv_files(v, 48 * 4096, 2048ull * MIB);
+	snprintf(table, sizeof(table), "0 %u thin-pool %s %s 128 0", 2048u * 2048u, v->meta,
+	         v->data);
+	pool = create_dev(v->r, "pool", "%s", table);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 %u thin pool 1", 2048u * 2048u);
+	memset(b, 0x6d, 4 * MIB);
+	for (off = 0; off < 2048ull * MIB && !r; off += 4 * MIB) {
+		r = tio(v, thin, IO_OP_WRITE, off, 4 * MIB, b, 0);
+		if (!r && (off / (4 * MIB)) % 16 == 15)
+			r = tio(v, thin, IO_OP_FLUSH, 0, 0, NULL, 0);
+	}
+	assert_int_equal(r, -EIO);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " ro "));
+	free(s);
+	assert_int_equal(tmsg(pool, "create_thin 2"), -EOPNOTSUPP);
+	/* The first blocks were committed long before: they read back. */
+	memset(b, 0, 4 * MIB);
+	assert_int_equal(tio(v, thin, IO_OP_READ, 0, 4 * MIB, b, 0), 0);
+	assert_int_equal(b[0], 0x6d);
+	assert_int_equal(b[4 * MIB - 1], 0x6d);
+	free(b);
+	tenv_close_registry(v);
+	check_metadata(v->meta);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -412,6 +451,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_commit_within_a_second, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_metadata_space, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
