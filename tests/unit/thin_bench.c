@@ -4,15 +4,13 @@
  *
  *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last]
  *
- * In DIR (the seed's ramdisk: /dev/shm): a linear device over a file, and a pool (block
- * zeroing on, as in the seed) with one thin volume of SIZE_MIB. Every cell moves SIZE_MIB
- * with one 64 MiB request at a time (dd bs=64M) through the dm request path and the
- * engine, and prints one JSON line {"cell": ..., "mib_s": ..., "ops_s": ...}:
- *   write-linear        the linear device (written once before)
- *   write-unprov        the thin volume, every block provisioned by the write
- *   write-prov          the same again: every block mapped
- *   write-snap-shared   a snapshot of it (create_snap with the origin suspended): every
- *                       write breaks sharing
+ * In DIR (the seed's ramdisk: /dev/shm): a pool (block zeroing on, as in the seed) with
+ * one thin volume of SIZE_MIB, and a linear device of that size, all on one backing file. Every
+ * cell moves SIZE_MIB with one 64 MiB request at a time (dd bs=64M) through the dm request path and
+ * the engine, and prints one JSON line {"cell": ..., "mib_s": ..., "ops_s": ...}: write-linear the
+ * linear device (written once before) write-unprov        the thin volume, every block provisioned
+ * by the write write-prov          the same again: every block mapped write-snap-shared   a
+ * snapshot of it (create_snap with the origin suspended): every write breaks sharing
  *   write-snap-unshared the snapshot again
  *   read-linear, read-prov, read-snap-unshared
  *   randread-linear, randread-prov   RANDOM_READS reads of 4 KiB, one at a time, at offsets
@@ -145,7 +143,7 @@ static void prefill(const char *path, uint64_t size)
 
 int main(int argc, char **argv)
 {
-	char lin[512], meta[512], data[512], table[2048];
+	char meta[512], data[512], table[2048];
 	struct dm_dev *linear, *pool, *thin, *snap;
 	bool linear_last;
 	uint64_t size, spb, nrand, sectors;
@@ -162,23 +160,23 @@ int main(int argc, char **argv)
 	nrand = strtoull(argv[4], NULL, 10);
 	linear_last = argc > 5 && !strcmp(argv[5], "linear-last");
 	sectors = size / 512;
-	snprintf(lin, sizeof(lin), "%s/linear.img", argv[1]);
 	snprintf(meta, sizeof(meta), "%s/meta.img", argv[1]);
 	snprintf(data, sizeof(data), "%s/data.img", argv[1]);
-	mkfile(lin, size);
 	mkfile(meta, 64 << 20);
-	mkfile(data, 2 * size + 2 * spb * 512);
-	/* The backing files are written through once (the ramdisk's pages exist), so that
-	 * first-write allocation in tmpfs is in neither the linear nor the thin figures. */
-	prefill(data, 2 * size + 2 * spb * 512);
-	prefill(lin, size);
+	/* One backing file: the pool's data device at its start, the linear device after it,
+	 * written through once (the ramdisk's pages exist) so that first-write allocation in
+	 * tmpfs is in no figure, and both read pages of the same file. */
+	uint64_t pool_bytes = 2 * size + 2 * spb * 512;
+	mkfile(data, pool_bytes + size);
+	prefill(data, pool_bytes + size);
 	buf = bdev_alloc_buffer(REQ);
 	if (!buf)
 		die("buffer", -ENOMEM);
 	memset(buf, 0x5a, REQ);
 	if ((ret = io_engine_new(NULL, &e)) || (ret = dm_registry_new(e, &r)))
 		die("engine", ret);
-	snprintf(table, sizeof(table), "0 %" PRIu64 " linear %s 0", sectors, lin);
+	snprintf(table, sizeof(table), "0 %" PRIu64 " linear %s %" PRIu64, sectors, data,
+	         pool_bytes / 512);
 	if ((ret = dm_create(r, "linear", table, &linear)))
 		die("linear", ret);
 	snprintf(table, sizeof(table), "0 %" PRIu64 " thin-pool %s %s %" PRIu64 " 0",
