@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,7 +105,10 @@ struct origin_c {
 	struct origin *o;
 };
 
+/* Process-wide, keyed by lower devices of one registry each: registries of other threads have
+ * their own lower devices, so only the list itself is shared. */
 static struct origin *origins;
+static pthread_mutex_t origins_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const void *lower_key(const struct dm_lower *l)
 {
@@ -135,14 +139,18 @@ static struct origin *origin_get(struct dm_target *ti, const struct dm_lower *de
 	const void *key = lower_key(dev);
 	struct origin *o;
 
+	pthread_mutex_lock(&origins_lock);
 	for (o = origins; o; o = o->next)
 		if (o->key == key) {
 			o->refs++;
+			pthread_mutex_unlock(&origins_lock);
 			return o;
 		}
 	o = calloc(1, sizeof(*o));
-	if (!o)
+	if (!o) {
+		pthread_mutex_unlock(&origins_lock);
 		return NULL;
+	}
 	o->key = key;
 	o->refs = 1;
 	o->e = dm_target_engine(ti);
@@ -152,18 +160,23 @@ static struct origin *origin_get(struct dm_target *ti, const struct dm_lower *de
 	o->work.fn = retry_work;
 	o->next = origins;
 	origins = o;
+	pthread_mutex_unlock(&origins_lock);
 	return o;
 }
 
 static void origin_put(struct origin *o)
 {
-	if (--o->refs)
+	pthread_mutex_lock(&origins_lock);
+	if (--o->refs) {
+		pthread_mutex_unlock(&origins_lock);
 		return;
+	}
 	for (struct origin **p = &origins; *p; p = &(*p)->next)
 		if (*p == o) {
 			*p = o->next;
 			break;
 		}
+	pthread_mutex_unlock(&origins_lock);
 	io_engine_cancel_work(o->e, &o->work);
 	for (unsigned i = 0; i < o->nfree; i++)
 		free(o->free_bufs[i]);
@@ -861,6 +874,25 @@ static void snap_dtr(struct dm_target *ti)
 		if (*p == s) {
 			*p = s->next;
 			break;
+		}
+	/* Exceptions not started (waiting for a copy buffer held by another snapshot's copy) or
+	 * not committed (batched behind those): no I/O of this device, so the removal did not
+	 * wait for them. The writes waiting on them go on without this snapshot. */
+	for (struct pe **p = &o->buf_wait; *p;)
+		if ((*p)->s == s)
+			*p = (*p)->buf_next;
+		else
+			p = &(*p)->buf_next;
+	o->buf_wait_tail = &o->buf_wait;
+	while (*o->buf_wait_tail)
+		o->buf_wait_tail = &(*o->buf_wait_tail)->buf_next;
+	for (unsigned b = 0; b < PE_BUCKETS; b++)
+		while (s->pending[b]) {
+			struct pe *pe = s->pending[b];
+
+			s->pending[b] = pe->hnext;
+			queue_retry_list(o, pe->waiters);
+			free(pe);
 		}
 	while (s->free_pes) {
 		struct pe *pe = s->free_pes;
