@@ -45,7 +45,7 @@ struct thin_check_opts {
 struct thin_check_result {
 	unsigned fatal, non_fatal;
 	unsigned warnings; /* tolerated discrepancies: reported, not failures */
-	bool needs_check; /* the superblock's flag */
+	bool needs_check;  /* the superblock's flag */
 };
 
 /* 0 when the check ran (see the result), or a negative errno if it could not run at all. */

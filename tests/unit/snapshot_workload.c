@@ -109,7 +109,8 @@ int main(int argc, char **argv)
 		return die("engine");
 	if (chunk) {
 		snprintf(table, sizeof(table), "0 %" PRIu64 " snapshot %s %s %s %" PRIu64,
-		         size >> SECTOR_SHIFT, argv[1], argv[2], getenv("SNAP_STORE") ? getenv("SNAP_STORE") : "P", chunk);
+		         size >> SECTOR_SHIFT, argv[1], argv[2],
+		         getenv("SNAP_STORE") ? getenv("SNAP_STORE") : "P", chunk);
 		if (dm_create(r, "snap", table, &s))
 			return die("snapshot");
 		snprintf(table, sizeof(table), "0 %" PRIu64 " snapshot-origin %s",
