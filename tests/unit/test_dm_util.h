@@ -4,6 +4,7 @@
 #ifndef ULVM_TEST_DM_UTIL_H
 #define ULVM_TEST_DM_UTIL_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -38,6 +39,26 @@ static inline void fill_random(uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		p[i] = (uint8_t)rnd();
+}
+
+/* Remove a test's scratch directory and the files in it. */
+static inline void rm_test_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	if (d) {
+		while ((de = readdir(d))) {
+			char p[512];
+
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
 }
 
 static inline uint8_t *xbuf(size_t len)

@@ -45,24 +45,9 @@ static inline void senv_restart(struct senv *v)
 
 static inline void senv_free(struct senv *v)
 {
-	DIR *d;
-	struct dirent *de;
-
 	dm_registry_free(v->r);
 	io_engine_free(v->e);
-	d = opendir(v->dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			char p[512];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", v->dir, de->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(v->dir);
+	rm_test_dir(v->dir);
 	free(v);
 }
 

@@ -75,24 +75,9 @@ static inline struct tenv *tenv_new(const char *base, uint64_t meta_size, uint64
 
 static inline void tenv_free(struct tenv *v)
 {
-	DIR *d;
-	struct dirent *de;
-
 	if (v->r)
 		tenv_close_registry(v);
-	d = opendir(v->dir);
-	if (d) {
-		while ((de = readdir(d))) {
-			char p[512];
-
-			if (de->d_name[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", v->dir, de->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(v->dir);
+	rm_test_dir(v->dir);
 	free(v);
 }
 
