@@ -1,6 +1,6 @@
 /*
  * The exception stores of dm-snapshot and the exception table (exception_store.h); the
- * format and the order of writes are docs/formats/dm-snapshot.md's sections 2-10.
+ * format and the order of writes are docs/formats/dm-snapshot.md.
  */
 #include <ctype.h>
 #include <errno.h>

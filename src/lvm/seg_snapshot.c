@@ -6,8 +6,8 @@
  * Reports and commands name the snapshot by its COW LV. Every key is kept and written back
  * as it was read.
  *
- * Activation builds LVM2's stack (docs/formats: dm-snapshot.md, 10.1): the origin's own
- * segments become "VG-ORIGIN-real", each COW LV's "VG-SNAP-cow"; the origin's device is
+ * Activation builds LVM2's stack (docs/formats/dm-snapshot.md, "LVM2's device stack"): the origin's
+ * own segments become "VG-ORIGIN-real", each COW LV's "VG-SNAP-cow"; the origin's device is
  * `snapshot-origin` over -real (`snapshot-merge` over -real and the COW while a merge runs),
  * each snapshot's device `snapshot` over -real and its -cow, persistent store, its chunk size.
  * Activating the origin or any of its snapshots activates all of them, as in LVM2.
