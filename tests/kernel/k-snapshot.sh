@@ -22,69 +22,11 @@
 # Exit: 0 pass, 1 fail, 77 skip (oracle not installed; KDM_REQUIRE=1 makes it a failure).
 set -u
 ME=tests/kernel/k-snapshot.sh
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-
-ULVM_BIN=${ULVM:-}
-KEEP=0
-VERBOSE=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --ulvm) ULVM_BIN=${2:?--ulvm needs a path}; shift 2 ;;
-        --ulvm=*) ULVM_BIN=${1#--ulvm=}; shift ;;
-        --keep) KEEP=1; shift ;;
-        -v|--verbose) VERBOSE=1; shift ;;
-        *) echo "$ME: unknown argument $1" >&2; exit 1 ;;
-    esac
-done
-skip() {
-    if [ "${KDM_REQUIRE:-0}" = 1 ]; then echo "FAIL: (KDM_REQUIRE=1) $*"; exit 1; fi
-    echo "SKIP: $*"; exit 77
-}
-if [ -z "${KDM_TOOL_DIR:-}" ]; then
-    for d in "$ROOT/../shared/tools/kernel-dm" /work/shared/tools/kernel-dm; do
-        if [ -x "$d/run-in-kernel.sh" ]; then KDM_TOOL_DIR=$d; break; fi
-    done
-    KDM_TOOL_DIR=${KDM_TOOL_DIR:-/work/shared/tools/kernel-dm}
-fi
-KDM_RUN=$KDM_TOOL_DIR/run-in-kernel.sh
-[ -f "$KDM_RUN" ] || skip "kernel-dm oracle not found at $KDM_TOOL_DIR"
-APPDIR=${KDM_APPLIANCE_DIR:-/var/tmp/kernel-dm-oracle}
-if [ ! -f "$APPDIR/appliance/README.fixed" ] || ! command -v guestfish >/dev/null 2>&1; then
-    [ "$(id -u)" = 0 ] || skip "kernel-dm appliance not built and not root"
-    bash "$KDM_TOOL_DIR/setup.sh" >&2 || skip "kernel-dm oracle setup.sh failed"
-fi
-if [ -z "$ULVM_BIN" ]; then
-    for c in "$ROOT/build-asan/ulvm" "$ROOT/build/ulvm"; do
-        [ -x "$c" ] && { ULVM_BIN=$c; break; }
-    done
-fi
-[ -n "$ULVM_BIN" ] && [ -x "$ULVM_BIN" ] || { echo "FAIL: ulvm binary not found"; exit 1; }
-
-W=$(mktemp -d "${TMPDIR:-/tmp}/ulvm-ksnap.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
-case "$W" in *,*|*:*) echo "FAIL: work dir $W contains ',' or ':'"; exit 1 ;; esac
-cleanup() { if [ $KEEP = 1 ]; then echo "$ME: work directory kept: $W"; else rm -rf "$W"; fi; }
-trap cleanup EXIT
-mkdir -p "$W/lock" "$W/run" "$W/bin" "$W/out"
-cp "$ULVM_BIN" "$W/bin/ulvm" || { echo "FAIL: cannot copy $ULVM_BIN"; exit 1; }
-U=$W/bin/ulvm
-export ULVM_LOCK_DIR=$W/lock ULVM_RUN_DIR=$W/run
+. "$(dirname "${BASH_SOURCE[0]}")/klib.sh"
+klib_init ksnap "$@"
 D0=$W/d0.img D1=$W/d1.img
 truncate -s 160M "$D0" "$D1"
 export ULVM_DEVICES=$D0,$D1
-LOG=$W/ulvm.log
-FAILS=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
-u() {
-    echo "+ ulvm $*" >> "$LOG"
-    "$U" "$@" >> "$LOG" 2>&1 || { echo "FAIL: ulvm $* (exit $?)"; tail -20 "$LOG"; exit 1; }
-}
-uq() { echo "+ ulvm $* (q)" >> "$LOG"; "$U" "$@" 2>> "$LOG"; }
-# md5 of a whole LV read with ulvm dd
-usum() { uq dd if="$1" bs=1M status=none | md5sum | cut -d' ' -f1; }
-# pattern PATH MIB: random data
-pattern() { head -c $(($2 * 1048576)) /dev/urandom > "$1"; }
 
 # ------------------------------------------------------------ ulvm's side, before the boot
 u pvcreate "$D0"

@@ -7,36 +7,18 @@
 # ulvm's checker passes it (exit 0, warnings only) before and after the kernel wrote it, and
 # ulvm's thin_dump of the kernel's result equals 0.9.0's.
 #
-# Usage: tests/kernel/k-thin-restore-hints.sh [--ulvm PATH] [-v]
+# Usage: tests/kernel/k-thin-restore-hints.sh [--ulvm PATH] [--keep] [-v]
 # Exit: 0 pass, 1 fail, 77 skip (oracle or thin-provisioning-tools absent; KDM_REQUIRE=1
 # makes a missing oracle a failure).
 set -u
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-U=${ULVM:-$ROOT/build-asan/ulvm}
-V=
-while [ $# -gt 0 ]; do
-	case "$1" in
-	--ulvm) U=$2; shift 2 ;;
-	-v) V=-v; shift ;;
-	*) echo "unknown argument $1" >&2; exit 1 ;;
-	esac
-done
-skip() {
-	[ "${KDM_REQUIRE:-0}" = 1 ] && { echo "FAIL: (KDM_REQUIRE=1) $*"; exit 1; }
-	echo "SKIP: $*"; exit 77
-}
-KDM=${KDM_TOOL_DIR:-$ROOT/../shared/tools/kernel-dm}
-[ -x "$KDM/run-in-kernel.sh" ] || KDM=/work/shared/tools/kernel-dm
-[ -x "$KDM/run-in-kernel.sh" ] || skip "kernel-dm oracle not found"
+ME=tests/kernel/k-thin-restore-hints.sh
+. "$(dirname "${BASH_SOURCE[0]}")/klib.sh"
+klib_init kthin-hints "$@"
 command -v thin_restore >/dev/null || skip "thin_restore (thin-provisioning-tools 0.9.0) not installed"
-[ -x "$U" ] || { echo "FAIL: no ulvm binary at $U"; exit 1; }
-E2E_DIR=$ROOT/tests/e2e
+V=
+[ "$VERBOSE" = 1 ] && V=-v
+E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e" && pwd)
 . "$E2E_DIR/thin_lib.sh"
-W=$(mktemp -d "${TMPDIR:-/tmp}/ulvm-kthin-hints.XXXXXX") || exit 1
-trap 'rm -rf "$W"' EXIT
-FAILS=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
 
 thin_gen_xml >"$W/gen.xml"
 truncate -s 16M "$W/meta.img"
@@ -57,12 +39,12 @@ dmsetup status pool
 dmsetup remove t1 && dmsetup remove pool && echo "guest deactivated: ok"
 thin_check -q $M && echo "guest thin_check after: ok"
 GUEST
-"$KDM/run-in-kernel.sh" $V -t 600 -2 "$W/meta.img" "$W/data.img" -s "$W/guest.sh" >"$W/out"
+"$KDM_RUN" $V -t 600 -2 "$W/meta.img" "$W/data.img" -s "$W/guest.sh" >"$W/guest.out"
 rc=$?
-[ $rc = 125 ] && skip "kernel-dm oracle failed to boot: $(tail -3 "$W/out")"
-cat "$W/out"
+[ $rc = 125 ] && skip "kernel-dm oracle failed to boot: $(tail -3 "$W/guest.out")"
+cat "$W/guest.out"
 for w in "guest thin_check before" "guest read back" "guest deactivated" "guest thin_check after"; do
-	grep -q "^$w: ok" "$W/out" || fail "$w"
+	grep -q "^$w: ok" "$W/guest.out" || fail "$w"
 done
 "$U" thin_check "$W/meta.img" >"$W/after" 2>&1 || fail "ulvm thin_check after the kernel wrote the pool: $(cat "$W/after")"
 grep -v '^warning: ' "$W/after" && fail "ulvm thin_check printed more than warnings"

@@ -45,98 +45,14 @@
 set -u
 ME=tests/kernel/run.sh
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-
-ULVM_BIN=${ULVM:-}
-KEEP=0
-VERBOSE=0
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --ulvm) ULVM_BIN=${2:?--ulvm needs a path}; shift 2 ;;
-        --ulvm=*) ULVM_BIN=${1#--ulvm=}; shift ;;
-        --keep) KEEP=1; shift ;;
-        -v|--verbose) VERBOSE=1; shift ;;
-        -h|--help) sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
-        *) echo "$ME: unknown argument $1" >&2; exit 1 ;;
-    esac
-done
+. "$HERE/klib.sh"
+klib_init kernel "$@"
+echo "$ME: using $U (a copy of ${ULVM_BIN})"
+ULVM_BIN=$U
+mkdir -p "$W/img" "$W/exp" "$W/got"
 
 T_START=$(date +%s.%N)
 elapsed() { awk -v a="$T_START" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}'; }
-
-skip() {
-    if [ "${KDM_REQUIRE:-0}" = 1 ]; then
-        echo "FAIL: (KDM_REQUIRE=1) $*"
-        exit 1
-    fi
-    echo "SKIP: $*"
-    exit 77
-}
-
-# ------------------------------------------------------------ find the tools
-# The tool sits in ../shared next to the repository (and at /work/shared on these machines).
-if [ -z "${KDM_TOOL_DIR:-}" ]; then
-    for d in "$(cd "$(dirname "$0")/../.." && pwd)/../shared/tools/kernel-dm" /work/shared/tools/kernel-dm; do
-        if [ -x "$d/run-in-kernel.sh" ]; then KDM_TOOL_DIR=$d; break; fi
-    done
-    KDM_TOOL_DIR=${KDM_TOOL_DIR:-/work/shared/tools/kernel-dm}
-fi
-KDM_RUN=$KDM_TOOL_DIR/run-in-kernel.sh
-if [ ! -f "$KDM_RUN" ]; then
-    skip "kernel-dm oracle not found at $KDM_TOOL_DIR"
-fi
-
-if [ -z "$ULVM_BIN" ]; then
-    for c in "$ROOT/build-asan/ulvm" "$ROOT/build/ulvm"; do
-        if [ -x "$c" ]; then ULVM_BIN=$c; break; fi
-    done
-fi
-if [ -z "$ULVM_BIN" ] || [ ! -x "$ULVM_BIN" ]; then
-    echo "FAIL: ulvm binary not found (use --ulvm PATH or ULVM=PATH)"
-    exit 1
-fi
-ULVM_BIN=$(cd "$(dirname "$ULVM_BIN")" && pwd)/$(basename "$ULVM_BIN")
-
-APPDIR=${KDM_APPLIANCE_DIR:-/var/tmp/kernel-dm-oracle}
-if [ ! -f "$APPDIR/appliance/README.fixed" ] || ! command -v guestfish >/dev/null 2>&1; then
-    echo "$ME: kernel-dm appliance missing, running $KDM_TOOL_DIR/setup.sh (needs root) ..."
-    if [ "$(id -u)" = 0 ]; then
-        bash "$KDM_TOOL_DIR/setup.sh" >&2 || skip "kernel-dm oracle setup.sh failed"
-    elif command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-        sudo -n bash "$KDM_TOOL_DIR/setup.sh" >&2 || skip "kernel-dm oracle setup.sh failed"
-    else
-        skip "kernel-dm appliance not built and not root (run: sudo $KDM_TOOL_DIR/setup.sh)"
-    fi
-    [ -f "$APPDIR/appliance/README.fixed" ] || skip "kernel-dm appliance still missing after setup.sh"
-fi
-
-# ------------------------------------------------------------ work directory
-W=$(mktemp -d "${TMPDIR:-/tmp}/ulvm-kernel.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
-case "$W" in *,*|*:*) echo "FAIL: work dir $W contains ',' or ':'"; exit 1 ;; esac
-cleanup() {
-    if [ $KEEP = 1 ]; then echo "$ME: work directory kept: $W"; else rm -rf "$W"; fi
-}
-trap cleanup EXIT
-mkdir -p "$W/img" "$W/lock" "$W/run" "$W/exp" "$W/got" "$W/bin"
-# Use a private copy of ulvm, so that a rebuild during the test cannot swap
-# the binary under it (retry a few times if it is being relinked right now).
-for try in 1 2 3 4 5 6; do
-    if cp "$ULVM_BIN" "$W/bin/ulvm" 2>/dev/null && "$W/bin/ulvm" --help >/dev/null 2>&1; then
-        break
-    fi
-    [ $try = 6 ] && { echo "FAIL: cannot run a copy of $ULVM_BIN"; exit 1; }
-    sleep 10
-done
-echo "$ME: using $ULVM_BIN"
-ULVM_BIN=$W/bin/ulvm
-export ULVM_LOCK_DIR=$W/lock
-export ULVM_RUN_DIR=$W/run     # ulvm's active devices: this test's own
-LOG=$W/ulvm.log
-: > "$LOG"
-
-FAILS=0
-fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
-pass() { echo "ok: $*"; }
 
 # ------------------------------------------------------------ images
 # d0 d1 d2: vg0 (default 4 MiB extents; d1 with a non-default pe_start)

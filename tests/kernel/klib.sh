@@ -1,0 +1,101 @@
+# tests/kernel/klib.sh - the host side every real-kernel test shares (guest-lib.sh is the
+# guest side). Source it after setting ME (the test's path, for messages), then call
+#
+#     klib_init WORKNAME "$@"
+#
+# which parses the common arguments (--ulvm PATH, --keep, -v, -h: the test's header comment), finds the kernel-dm oracle
+# (skipping, exit 77, when it is not usable: KDM_REQUIRE=1 makes that a failure), finds the
+# ulvm binary, and makes the work directory. Afterwards these are set:
+#   W        the work directory (removed at exit unless --keep), with lock/ run/ bin/ out/
+#   U        a private copy of ulvm in $W/bin (a rebuild during the run cannot swap it)
+#   KDM_RUN  the oracle's run-in-kernel.sh
+#   LOG      $W/ulvm.log, where u/uq log each command
+#   KEEP VERBOSE FAILS
+# and ULVM_LOCK_DIR / ULVM_RUN_DIR point into $W, so the test has ulvm's state to itself.
+# The helpers: skip, fail, pass, u (run ulvm, stop the test if it fails), uq (run ulvm,
+# stdout to the caller), usum LV (md5 of a whole LV), usum_at LV OFF_MIB LEN_MIB, and
+# pattern PATH MIB (random data).
+
+skip() {
+	if [ "${KDM_REQUIRE:-0}" = 1 ]; then
+		echo "FAIL: (KDM_REQUIRE=1) $*"
+		exit 1
+	fi
+	echo "SKIP: $*"
+	exit 77
+}
+fail() { echo "FAIL: $*"; FAILS=$((FAILS + 1)); }
+pass() { echo "ok: $*"; }
+
+klib_init() {
+	local workname=$1 root c try
+	shift
+	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+	ULVM_BIN=${ULVM:-}
+	KEEP=0
+	VERBOSE=0
+	FAILS=0
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--ulvm) ULVM_BIN=${2:?--ulvm needs a path}; shift 2 ;;
+		--ulvm=*) ULVM_BIN=${1#--ulvm=}; shift ;;
+		--keep) KEEP=1; shift ;;
+		-v | --verbose) VERBOSE=1; shift ;;
+		-h | --help) sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+		*) echo "$ME: unknown argument $1" >&2; exit 1 ;;
+		esac
+	done
+
+	# The oracle sits in ../shared beside the repository (and at /work/shared here).
+	if [ -z "${KDM_TOOL_DIR:-}" ]; then
+		for c in "$root/../shared/tools/kernel-dm" /work/shared/tools/kernel-dm; do
+			if [ -x "$c/run-in-kernel.sh" ]; then KDM_TOOL_DIR=$c; break; fi
+		done
+		KDM_TOOL_DIR=${KDM_TOOL_DIR:-/work/shared/tools/kernel-dm}
+	fi
+	KDM_RUN=$KDM_TOOL_DIR/run-in-kernel.sh
+	[ -f "$KDM_RUN" ] || skip "kernel-dm oracle not found at $KDM_TOOL_DIR"
+	local appdir=${KDM_APPLIANCE_DIR:-/var/tmp/kernel-dm-oracle}
+	if [ ! -f "$appdir/appliance/README.fixed" ] || ! command -v guestfish >/dev/null 2>&1; then
+		[ "$(id -u)" = 0 ] || skip "kernel-dm appliance not built and not root (run: sudo $KDM_TOOL_DIR/setup.sh)"
+		bash "$KDM_TOOL_DIR/setup.sh" >&2 || skip "kernel-dm oracle setup.sh failed"
+		[ -f "$appdir/appliance/README.fixed" ] || skip "kernel-dm appliance still missing after setup.sh"
+	fi
+
+	if [ -z "$ULVM_BIN" ]; then
+		for c in "$root/build-asan/ulvm" "$root/build/ulvm"; do
+			[ -x "$c" ] && { ULVM_BIN=$c; break; }
+		done
+	fi
+	[ -n "$ULVM_BIN" ] && [ -x "$ULVM_BIN" ] ||
+		{ echo "FAIL: ulvm binary not found (use --ulvm PATH or ULVM=PATH)"; exit 1; }
+
+	# Image paths go into LVM2 device lists, where ',' and ':' are separators.
+	W=$(mktemp -d "${TMPDIR:-/tmp}/ulvm-$workname.XXXXXX") || { echo "FAIL: mktemp"; exit 1; }
+	case "$W" in *,* | *:*) echo "FAIL: work dir $W contains ',' or ':'"; exit 1 ;; esac
+	trap klib_cleanup EXIT
+	mkdir -p "$W/lock" "$W/run" "$W/bin" "$W/out"
+	# Retry the copy a few times: the binary may be being relinked right now.
+	for try in 1 2 3 4 5 6; do
+		cp "$ULVM_BIN" "$W/bin/ulvm" 2>/dev/null && "$W/bin/ulvm" --help >/dev/null 2>&1 && break
+		[ $try = 6 ] && { echo "FAIL: cannot run a copy of $ULVM_BIN"; exit 1; }
+		sleep 10
+	done
+	U=$W/bin/ulvm
+	export ULVM_LOCK_DIR=$W/lock ULVM_RUN_DIR=$W/run
+	LOG=$W/ulvm.log
+	: >"$LOG"
+}
+
+klib_cleanup() {
+	if [ "$KEEP" = 1 ]; then echo "$ME: work directory kept: $W"; else rm -rf "$W"; fi
+}
+
+u() {
+	echo "+ ulvm $*" >>"$LOG"
+	"$U" "$@" >>"$LOG" 2>&1 || { echo "FAIL: ulvm $* (exit $?)"; tail -20 "$LOG"; exit 1; }
+}
+uq() { echo "+ ulvm $* (q)" >>"$LOG"; "$U" "$@" 2>>"$LOG"; }
+usum() { uq dd if="$1" bs=1M status=none | md5sum | cut -d' ' -f1; }
+usum_at() { uq dd if="$1" bs=1M skip="$2" count="$3" status=none | md5sum | cut -d' ' -f1; }
+pattern() { head -c $(($2 * 1048576)) /dev/urandom >"$1"; }
