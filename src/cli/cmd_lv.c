@@ -810,13 +810,69 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
+/* Does activating `top` load a device of `lv` (its own, or a layer)? */
+static bool stack_holds(const struct ulvm_vg *vg, const struct ulvm_lv *top,
+                        const struct ulvm_lv *lv)
+{
+	struct ulvm_dm_node *nodes;
+	struct ulvm_lv_layer *l;
+	bool found = false;
+	size_t n;
+
+	if (ulvm_lv_is_thin_pool(top) || ulvm_lv_is_thin(top)) {
+		if (ulvm_lv_dm_nodes(vg, top, &nodes, &n))
+			return top == lv;
+		for (size_t i = 0; i < n && !found; i++)
+			found = nodes[i].lv == lv ||
+			        (nodes[i].lv->used_by == lv && ulvm_lv_is_thin_pool(lv));
+		ulvm_dm_nodes_free(nodes, n);
+		return found;
+	}
+	if (ulvm_lv_layers(vg, top, &l, &n))
+		return top == lv;
+	for (size_t i = 0; i < n && !found; i++)
+		found = l[i].lv == lv;
+	ulvm_lv_layers_free(l, n);
+	return found;
+}
+
+/* The active LVs whose device stacks a rename of `lv` changes, in the order they go down
+ * (thin LVs before their pool). */
+static int rename_stacks(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv ***out,
+                         size_t *n)
+{
+	struct ulvm_lv **l = calloc(vg->nlvs + 1, sizeof(*l));
+
+	*out = l;
+	*n = 0;
+	if (!l)
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (int pools = 0; pools < 2; pools++)
+		for (size_t i = 0; i < vg->nlvs; i++) {
+			struct ulvm_lv *x = vg->lvs[i];
+			char own[300];
+			bool thin_up = false;
+			if (ulvm_lv_is_thin_pool(x) != pools || !ulvm_lv_visible(x) ||
+			    !ulvm_lv_active(vg, x) || !stack_holds(vg, x, lv))
+				continue;
+			/* A pool up only below its active thin LVs comes back with them; its own
+			 * device only if it had one. */
+			for (size_t k = 0; pools && k < *n; k++)
+				thin_up |= ulvm_thin_pool_of(vg, l[k]) == x;
+			ulvm_lv_dm_name(vg->name, x->name, own, sizeof(own));
+			if (!thin_up || ulvm_active_exists(own))
+				l[(*n)++] = x;
+		}
+	return 0;
+}
+
 int cmd_lvrename(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
 	char vgn[256], lvn[256], newvg[256], newlv[256];
 	struct ulvm_vg *vg;
-	struct ulvm_lv *lv;
-	bool was_active = false;
+	struct ulvm_lv *lv, **stacks = NULL;
+	size_t nstacks = 0, ndown = 0;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
@@ -843,6 +899,10 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Old and new logical volume names required\n");
 		return EINVALID_CMD_LINE;
 	}
+	if (!strcmp(lvn, newlv)) {
+		fprintf(stderr, "  Old and new logical volume names must differ\n");
+		return EINVALID_CMD_LINE;
+	}
 	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
 	if ((r = ulvm_vg_require_complete(vg)))
@@ -852,21 +912,29 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 		               "Existing logical volume \"%s\" not found in volume group "
 		               "\"%s\"",
 		               lvn, vgn);
-	/* An active LV's device is renamed with it, as LVM2 does: down under the old name,
-	 * up under the new one once the metadata has it. */
-	if (!r) {
-		was_active = ulvm_lv_active(vg, lv);
-		if (was_active)
-			r = cli_activate_lv(c, vg, lv, false);
-	}
+	/* Active devices are renamed with the LV, as LVM2 does (VG-LV and its layers: -real,
+	 * -cow, a pool's -tpool, _tdata, _tmeta; UUIDs unchanged): every active stack that
+	 * holds one goes down under the old names, and comes up under the new ones once the
+	 * metadata has them. A refused rename changes nothing. */
+	if (!r && !c->test && !(r = rename_stacks(vg, lv, &stacks, &nstacks)))
+		for (size_t i = 0; i < nstacks && !r; i++)
+			if (!(r = cli_activate_lv(c, vg, stacks[i], false)))
+				ndown = i + 1;
 	if (!r)
 		r = ulvm_lv_rename(vg, lv, newlv);
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
-	if (was_active) {
-		int e = cli_activate_lv(c, vg, lv, true);
-		r = r ? r : e;
+	if (ndown) {
+		char *why = r ? xstrdup(ulvm_last_error()) : NULL;
+		for (size_t i = ndown; i-- > 0;) {
+			int e = cli_activate_lv(c, vg, stacks[i], true);
+			r = r ? r : e;
+		}
+		if (why)
+			ulvm_error(r, "%s", why);
+		free(why);
 	}
+	free(stacks);
 	ulvm_vg_close(vg);
 	if (r)
 		return cli_fail(r);

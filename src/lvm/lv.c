@@ -302,26 +302,140 @@ int ulvm_lv_remove(struct ulvm_vg *vg, struct ulvm_lv *lv)
 	return 0;
 }
 
+/* The keys of the segment types ulvm interprets that name another LV of the VG: LVM2 writes
+ * them from the LV's name, so they follow a rename. */
+static bool seg_names_lvs(const struct ulvm_seg *seg)
+{
+	return seg->type && (!strcmp(seg->type, "snapshot") || !strcmp(seg->type, "thin") ||
+	                     !strcmp(seg->type, "thin-pool"));
+}
+
+static bool key_names_lv(const char *key)
+{
+	static const char *const keys[] = {"origin",   "cow_store", "merging_store",  "thin_pool",
+	                                   "metadata", "pool",      "external_origin"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+/* Every reference to LV `from` becomes one to `to`: the keys above and LV areas. */
+static int rename_refs(struct ulvm_vg *vg, const char *from, const char *to)
+{
+	struct vg_priv *priv = vg->priv;
+
+	for (size_t i = 0; i < vg->nlvs; i++)
+		for (size_t s = 0; s < vg->lvs[i]->nsegs; s++) {
+			struct ulvm_seg *seg = &vg->lvs[i]->segs[s];
+			for (struct cfg_node *n =
+			         seg->extra && seg_names_lvs(seg) ? seg->extra->child : NULL;
+			     n; n = n->next)
+				if (n->kind == CFG_ASSIGN && n->v.type == CFG_STRING &&
+				    !strcmp(n->v.s, from) && key_names_lv(n->key) &&
+				    !(n->v.s = cfg_strdup(priv->keep, to)))
+					return ulvm_error(-ENOMEM, "out of memory");
+			for (uint32_t a = 0; a < seg->area_count; a++) {
+				struct ulvm_area *area = &seg->areas[a];
+				char *nn;
+				if (area->type != ULVM_AREA_LV || strcmp(area->lv_name, from))
+					continue;
+				if (!(nn = strdup(to)))
+					return ulvm_error(-ENOMEM, "out of memory");
+				free(area->lv_name);
+				area->lv_name = nn;
+			}
+		}
+	return 0;
+}
+
+/* One LV's name, and every reference to it, becomes `to`. */
+static int rename_one(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *to)
+{
+	char *nn = strdup(to), *old = lv->name;
+	int r;
+
+	if (!nn)
+		return ulvm_error(-ENOMEM, "out of memory");
+	if ((r = rename_refs(vg, old, to))) {
+		free(nn);
+		return r;
+	}
+	lv->name = nn;
+	if (vg_lv_referenced(vg, old)) {
+		/* named where ulvm does not follow it (a kept type): back to the old name */
+		lv->name = old;
+		rename_refs(vg, to, old);
+		free(nn);
+		return ulvm_error(-EOPNOTSUPP,
+		                  "ulvm cannot rename LV %s/%s: LVs of types it does not interpret "
+		                  "refer to it",
+		                  vg->name, old);
+	}
+	free(old);
+	return 0;
+}
+
+/* LVM2's names for the sub-LVs of `lv` once it is renamed `new_name`: the old name's prefix
+ * replaced ("pool_tdata" becomes "new_tdata"). */
+static int sub_lv_names(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *new_name,
+                        struct ulvm_lv *subs[2], char names[2][256])
+{
+	const char *keys[2] = {"pool", "metadata"};
+	size_t len = strlen(lv->name);
+
+	subs[0] = subs[1] = NULL;
+	if (!ulvm_lv_is_thin_pool(lv))
+		return 0;
+	for (int i = 0; i < 2; i++) {
+		const char *sub = kept_str(&lv->segs[0], keys[i]);
+		if (!sub || !(subs[i] = ulvm_lv_find(vg, sub)))
+			continue;
+		if (strncmp(sub, lv->name, len) || sub[len] != '_')
+			return ulvm_error(-EINVAL,
+			                  "Cannot rename \"%s\": name format not recognized for "
+			                  "internal LV \"%s\"",
+			                  lv->name, sub);
+		snprintf(names[i], sizeof(names[i]), "%s%s", new_name, sub + len);
+		if (ulvm_lv_find(vg, names[i]))
+			return ulvm_error(-EEXIST,
+			                  "Logical volume \"%s\" already exists in volume group "
+			                  "\"%s\"",
+			                  names[i], vg->name);
+	}
+	return 0;
+}
+
 int ulvm_lv_rename(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *new_name)
 {
-	char why[128], *nn;
+	struct ulvm_lv *subs[2];
+	char why[128], names[2][256];
+	bool thin = ulvm_lv_is_thin_pool(lv) || ulvm_lv_is_thin(lv);
+	int r;
 
 	if (!lvm_name_valid(new_name, why, sizeof(why)))
 		return ulvm_error(-EINVAL, "New logical volume name \"%s\" is invalid: %s",
 		                  new_name, why);
+	/* as LVM2: sub-LVs (a snapshot's COW while it merges, a pool's data) keep their names */
+	if (!lv_visible_lvm2(vg, lv))
+		return ulvm_error(-EPERM, "Cannot rename internal LV \"%s\".", lv->name);
 	if (ulvm_lv_find(vg, new_name))
 		return ulvm_error(-EEXIST,
-		                  "Logical volume \"%s\" already exists in volume group "
+		                  "Logical Volume \"%s\" already exists in volume group "
 		                  "\"%s\"",
 		                  new_name, vg->name);
-	if (vg_lv_referenced(vg, lv->name) || !lv_all_striped(lv))
+	if (!thin && !lv_all_striped(lv))
 		return ulvm_error(-EOPNOTSUPP,
-		                  "ulvm cannot rename LV %s/%s: other LVs refer to "
-		                  "it or its type (%s) is not supported yet",
+		                  "ulvm cannot rename LV %s/%s: its type (%s) is not supported yet",
 		                  vg->name, lv->name, ulvm_lv_segtype(lv));
-	if (!(nn = strdup(new_name)))
-		return ulvm_error(-ENOMEM, "out of memory");
-	free(lv->name);
-	lv->name = nn;
-	return 0;
+	if ((r = sub_lv_names(vg, lv, new_name, subs, names)))
+		return r;
+	for (int i = 0; i < 2 && !r; i++)
+		if (subs[i])
+			r = rename_one(vg, subs[i], names[i]);
+	if (!r)
+		r = rename_one(vg, lv, new_name);
+	vg_update_derived(vg);
+	return r;
 }

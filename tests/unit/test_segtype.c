@@ -591,6 +591,39 @@ static void test_snapshot_ops(void **state)
 	vg_free(vg);
 }
 
+/* lvrename follows LVM2: references in snapshot and thin segments follow the new name, a
+ * pool's sub-LVs take its new prefix, hidden LVs and names in use are refused, and an LV a
+ * kept type names is refused and left as it was. */
+static void test_rename_follows(void **state)
+{
+	struct ulvm_vg *vg = the_vg();
+	struct ulvm_lv *lin = ulvm_lv_find(vg, "lin"), *pool = ulvm_lv_find(vg, "pool");
+	struct ulvm_lv *snap0 = ulvm_lv_find(vg, "snapshot0");
+	struct ulvm_snapshot sn;
+
+	(void)state;
+	assert_int_equal(ulvm_lv_rename(vg, lin, "lin2"), -EOPNOTSUPP); /* "odd" names it */
+	assert_string_equal(lin->name, "lin");
+	assert_string_equal(kept_str(&snap0->segs[0], "origin"), "lin");
+	assert_int_equal(ulvm_lv_rename(vg, ulvm_lv_find(vg, "snap"), "snap2"), 0);
+	assert_string_equal(kept_str(&snap0->segs[0], "cow_store"), "snap2");
+	assert_true(ulvm_lv_snapshot(vg, ulvm_lv_find(vg, "snap2"), &sn));
+	assert_ptr_equal(sn.origin, lin);
+	assert_int_equal(ulvm_lv_rename(vg, snap0, "x"), -EPERM);
+	assert_int_equal(ulvm_lv_rename(vg, ulvm_lv_find(vg, "pool_tdata"), "x"), -EPERM);
+	assert_int_equal(ulvm_lv_rename(vg, pool, "str"), -EEXIST);
+	assert_int_equal(ulvm_lv_rename(vg, pool, "tp"), 0);
+	assert_null(ulvm_lv_find(vg, "pool_tdata"));
+	assert_non_null(ulvm_lv_find(vg, "tp_tdata"));
+	assert_non_null(ulvm_lv_find(vg, "tp_tmeta"));
+	assert_string_equal(kept_str(&pool->segs[0], "pool"), "tp_tdata");
+	assert_string_equal(kept_str(&pool->segs[0], "metadata"), "tp_tmeta");
+	assert_string_equal(kept_str(&ulvm_lv_find(vg, "thin1")->segs[0], "thin_pool"), "tp");
+	assert_ptr_equal(ulvm_thin_pool_of(vg, ulvm_lv_find(vg, "thin1")), pool);
+	assert_int_equal(ulvm_lv_rename(vg, ulvm_lv_find(vg, "thin1"), "thin2"), 0);
+	vg_free(vg);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -602,6 +635,7 @@ int main(void)
 	    cmocka_unit_test(test_lv_info),
 	    cmocka_unit_test(test_activation),
 	    cmocka_unit_test(test_snapshot_ops),
+	    cmocka_unit_test(test_rename_follows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
