@@ -222,6 +222,7 @@ static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_arg
 	memset(a, 0, sizeof(*a));
 	a->zero = a->skip = -1;
 	a->spare = true;
+	a->activate = true; /* LVM2's default: -ay */
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, THIN_SHORTOPTS, thin_lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
@@ -296,7 +297,8 @@ static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_arg
 			c->ignore_activation_skip = true;
 			break;
 		case 'a':
-			a->activate = optarg[0] != 'n';
+			/* y, n, ay, an, ly, ln, ey, en (LVM2's activation modes) */
+			a->activate = !strchr(optarg, 'n');
 			break;
 		case 'W':
 			break;
@@ -479,7 +481,11 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 		if (!a.virt.given) {
 			if ((r = ulvm_vg_commit(vg, cli_description(c))))
 				goto out;
-			if (a.activate && !c->test && (r = cli_activate_lv(c, vg, pool, true)))
+			/* -an: up and down once all the same, so that the pool formats its
+			 * metadata (a checker reads a formatted superblock, not zeros). */
+			if (!c->test && (r = cli_activate_lv(c, vg, pool, true)))
+				goto out;
+			if (!a.activate && (r = cli_activate_lv(c, vg, pool, false)))
 				goto out;
 			cli_print("Logical volume \"%s\" created.", pool->name);
 			goto out;

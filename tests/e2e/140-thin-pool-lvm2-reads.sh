@@ -32,6 +32,7 @@ ulvm lvcreate -T -L 16M $VG >/dev/null                  # a pool named lvolN (lv
 rc=0; err=$(ulvm lvcreate --type thin-pool -L 64M -c 100k -n bad $VG 2>&1) || rc=$?
 assert_eq 3 "$rc" "chunk size 100k refused as a command-line error"
 assert_match 'Thin pool chunk size 100.00 KiB must be a multiple of 64.00 KiB.' "$err"
+ulvm vgchange -an $VG >/dev/null
 assert_eq "No devices found" "$("$ULVM" dmsetup ls 2>&1)" "nothing left active"
 
 attach a b

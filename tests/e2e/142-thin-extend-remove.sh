@@ -19,7 +19,7 @@ ulvm pvcreate -q "$(img a)"
 ulvm vgcreate -q $VG "$(img a)"
 ulvm lvcreate --type thin-pool -L 64M -n pool $VG >/dev/null
 ulvm lvcreate -T $VG/pool -V 200M -n t1 >/dev/null 2>&1
-ulvm lvcreate -T $VG/pool -V 100M -n t2 >/dev/null 2>&1
+ulvm lvcreate -an -T $VG/pool -V 100M -n t2 >/dev/null 2>&1
 ulvmd_start
 ulvm lvchange -ay $VG/t1
 head -c 6M /dev/urandom >"$T/p.bin"

@@ -94,3 +94,24 @@ thin_test_images() {
 		IMGS+=("$T/$n.bin")
 	done
 }
+
+# tmeta_image VG POOL FILE: the bytes of VG/POOL's metadata LV, as LVM2 would map them (every
+# segment, in order, from the PV images), into FILE.
+tmeta_image() {
+	local vg=$1 pool=$2 out=$3 es r pv start end ps
+	es=$(ulvm vgs --noheadings --units s --nosuffix -o vg_extent_size "$vg" | tr -d ' ')
+	: >"$out"
+	while read -r r; do
+		pv=${r%:*}; start=${r##*:}; end=${start#*-}; start=${start%-*}
+		ps=$(ulvm pvs --noheadings --units s --nosuffix -o pe_start "$pv" | tr -d ' ')
+		dd if="$pv" bs=512 skip=$((ps + start * es)) count=$(((end - start + 1) * es)) \
+			status=none >>"$out"
+	done < <(ulvm lvs -a --noheadings --segments -o seg_pe_ranges "$vg/${pool}_tmeta" | tr -d ' ')
+}
+# tmeta_check VG POOL: thin_check 0.9.0 (when installed) on that image finds nothing.
+tmeta_check() {
+	command -v thin_check >/dev/null || { note "thin_check absent: $1/$2 not checked"; return 0; }
+	tmeta_image "$1" "$2" "$T/.tmeta.$2"
+	thin_check "$T/.tmeta.$2" >"$T/.tmeta.out" 2>&1 ||
+		fail "thin_check 0.9.0 on $1/$2's metadata: $(cat "$T/.tmeta.out")"
+}
