@@ -704,6 +704,27 @@ int ulvm_vg_new_uuids(struct ulvm_vg *vg, const char *new_name, const struct ulv
 int ulvm_pv_resize(struct ulvm_vg *vg, struct ulvm_pv *pv, uint64_t sectors,
                    const char *description);
 
+/* ---- vgsplit, vgmerge ------------------------------------------------------------------- */
+/* What vgsplit moves (the PVs named, or those LV `lv` uses) and, for a new VG, its
+ * attributes (unset: the source's, as LVM2). */
+struct ulvm_vgsplit_opts {
+	const char *const *pvs;
+	size_t npvs;
+	const char *lv; /* -n */
+	bool set_max_lv, set_max_pv, set_metadata_copies;
+	uint32_t max_lv, max_pv;
+	int64_t metadata_copies;
+	const char *alloc; /* allocation policy; NULL: the source's */
+};
+/* Move PVs of VG `src` and the LVs on them into VG `dst`: a new VG, or an existing one of the
+ * same extent size (*existing says which). LVM2's refusals (an LV on both sides, active LVs
+ * moving, snapshots and thin pools parted from what they use, no metadata area left on a
+ * side). Written as LVM2 writes it: `dst` EXPORTED, then `src`, then `dst` without the mark. */
+int ulvm_vg_split(struct ulvm_ctx *ctx, const char *src, const char *dst,
+                  const struct ulvm_vgsplit_opts *o, bool *existing);
+/* Move every PV and LV of inactive VG `src` into VG `dst` (vgmerge), in one commit. */
+int ulvm_vg_merge(struct ulvm_ctx *ctx, const char *dst, const char *src);
+
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's archive and backup directories: backup/archive_dir and backup/backup_dir of
  * $LVM_SYSTEM_DIR/lvm.conf, default /etc/lvm/archive and /etc/lvm/backup. */

@@ -455,6 +455,31 @@ static const struct help_cmd help_cmds[] = {
           {'i', "import", NULL, "Import the VG if it is exported.", 0}),
      "Gives the VG on the PVs named (a copy of another VG's disks, e.g. a copied image file) "
      "a new name and new VG and PV UUIDs, so that both open side by side."},
+    {"vgsplit", "Move physical volumes into a new or existing volume group", STYLE_LVM,
+     FORMS({"Split a VG by specified PVs.", "VG VG PV ...", NULL},
+           {"Split a VG by PVs in a specified LV.", "-n|--name LV VG VG", NULL}),
+     OPTS({'n', "name", "LV", "Move the PVs this LV uses (and what goes with them).", FORM_NONE},
+          O_AUTOBACKUP,
+          {'l', "maxlogicalvolumes", "Number", "A new VG's most LVs (default: the source's).", 0},
+          {'M', "metadatatype", "lvm2", "Accepted for LVM2 compatibility (lvm2 only).", 0},
+          {'p', "maxphysicalvolumes", "Number", "A new VG's most PVs (default: the source's).", 0},
+          {0, "alloc", "contiguous|cling|cling_by_tags|normal|anywhere|inherit",
+           "A new VG's allocation policy (default: the source's).", 0},
+          {0, "poolmetadataspare", "y|n", "Accepted for LVM2 compatibility.", 0},
+          {0, "vgmetadatacopies", "all|unmanaged|Number",
+           "A new VG's metadata copies (default: the source's).", 0}),
+     "Moves PVs of a VG, and the LVs on them, into a new VG (with the source's extent size, "
+     "limits and allocation policy unless given) or into an existing VG of the same extent "
+     "size. The LVs that move must be inactive; an LV may not end up on both sides, nor a "
+     "snapshot apart from its origin or a thin pool apart from its data, metadata and thin "
+     "LVs.\n\nThe new VG is written first marked exported, then the shrunk source, then the "
+     "new VG without the mark, as LVM2 does: after an interruption the source reads as before "
+     "the split, or both VGs are whole and `vgimport` finishes the new one."},
+    {"vgmerge", "Merge volume groups", STYLE_LVM, FORMS({NULL, "VG VG", NULL}),
+     OPTS(O_AUTOBACKUP, {'l', "list", NULL, "Accepted for LVM2 compatibility.", 0},
+          {0, "poolmetadataspare", "y|n", "Accepted for LVM2 compatibility.", 0}),
+     "Moves every PV and LV of the second VG (which must be inactive and have the first's "
+     "extent size, and no LV name of the first) into the first VG, in one commit."},
     {"pvresize", "Resize physical volume(s)", STYLE_LVM, FORMS({NULL, "PV ...", NULL}),
      OPTS({0, "setphysicalvolumesize", "Size[m|UNIT]",
            "Use this size instead of the device's (asks when it is smaller, unless -y).", 0}),

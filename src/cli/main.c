@@ -62,6 +62,8 @@ static const struct command commands[] = {
     {"pvchange", cmd_pvchange, "Change attributes of physical volume(s)"},
     {"vgimportclone", cmd_vgimportclone, "Import a VG from cloned PVs"},
     {"pvresize", cmd_pvresize, "Resize physical volume(s)"},
+    {"vgsplit", cmd_vgsplit, "Move physical volumes into a new or existing volume group"},
+    {"vgmerge", cmd_vgmerge, "Merge volume groups"},
 };
 
 void cli_print(const char *fmt, ...)

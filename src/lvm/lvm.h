@@ -186,6 +186,14 @@ struct pe_range {
 int pv_free_ranges(const struct ulvm_vg *vg, const struct ulvm_pv *pv, struct pe_range **out,
                    size_t *n);
 
+/* vgsplit.c: the model side of vgsplit and vgmerge, no I/O. vg_split_move moves PVs (by
+ * path, or those LV `lv` uses) of `src` and the LVs that go with them to `dst`;
+ * vg_merge_check is LVM2's vgs_are_compatible; vg_merge_move moves everything. */
+int vg_split_move(struct ulvm_vg *src, struct ulvm_vg *dst, const char *const *pv_paths,
+                  size_t npvs, const char *lv);
+int vg_merge_check(const struct ulvm_vg *to, const struct ulvm_vg *from);
+int vg_merge_move(struct ulvm_vg *to, struct ulvm_vg *from);
+
 /* units.c */
 /* Format `sectors` as LVM2 does for unit character `unit` ('r','h','b','s','k','m','g',
  * 't','p','e', upper case = powers of 1000). long_form: "12.00 MiB" (vgdisplay); short:
