@@ -297,6 +297,8 @@ struct pool {
 	struct thin_io *flush_waiters, **flush_tail;
 	struct io_work worker;
 	struct io_work commit_timer; /* a commit a second after the first change since the last */
+	struct io_work
+	    no_space_timer; /* queued I/O out of data space fails after no_space_timeout */
 };
 
 struct thin_c {
@@ -461,13 +463,63 @@ static const char *mode_name(enum pool_mode m)
 	return names[m];
 }
 
+/* The kernel's dm_thin_pool module parameter no_space_timeout (seconds, default 60, 0:
+ * queue for ever): ULVM_THIN_NO_SPACE_TIMEOUT in the environment of the process that holds
+ * the pool (ulvmd's, or the command's). */
+static uint64_t no_space_timeout_ns(void)
+{
+	const char *v = getenv("ULVM_THIN_NO_SPACE_TIMEOUT");
+	char *end;
+	unsigned long long sec;
+
+	if (!v || !*v)
+		return 60ull * 1000000000ull;
+	sec = strtoull(v, &end, 10);
+	if (*end || sec > 365ull * 24 * 3600) {
+		ulvm_warn("ULVM_THIN_NO_SPACE_TIMEOUT=%s is not a number of seconds: 60 used", v);
+		return 60ull * 1000000000ull;
+	}
+	return sec * 1000000000ull;
+}
+
 static void set_mode(struct pool *p, enum pool_mode m)
 {
+	uint64_t timeout;
+
 	if (p->mode == m)
 		return;
 	if (m != PM_WRITE || p->mode != PM_OUT_OF_DATA_SPACE)
 		ulvm_warn("thin-pool %s: switching pool to %s mode", pool_name(p), mode_name(m));
+	if (p->mode == PM_OUT_OF_DATA_SPACE) {
+		/* the space came back (or worse): queueing is again as the table asked */
+		io_engine_cancel_work(p->e, &p->no_space_timer);
+		if (p->pt)
+			p->pf.error_if_no_space = p->pt->pf.error_if_no_space;
+	}
 	p->mode = m;
+	if (m == PM_OUT_OF_DATA_SPACE && !p->pf.error_if_no_space &&
+	    (timeout = no_space_timeout_ns()))
+		io_engine_queue_work_after(p->e, &p->no_space_timer, timeout);
+}
+
+/* Out of data space for no_space_timeout: the queued I/O fails and new I/O fails at once
+ * (the status says error_if_no_space) until the pool grows, as the kernel's pool does. */
+static void no_space_timer_fn(struct io_work *w)
+{
+	struct pool *p = (struct pool *)((char *)w - offsetof(struct pool, no_space_timer));
+	struct thin_io *l;
+
+	if (p->mode != PM_OUT_OF_DATA_SPACE || p->pf.error_if_no_space)
+		return;
+	ulvm_warn("thin-pool %s: switching pool to out-of-data-space (error IO) mode",
+	          pool_name(p));
+	p->pf.error_if_no_space = true;
+	l = tio_list_take(&p->retry, &p->retry_tail);
+	while (l) {
+		struct thin_io *n = l->next;
+		complete_tio(l, -ENOSPC);
+		l = n;
+	}
 }
 
 /* A metadata operation failed: the open transaction is abandoned (the metadata reopened
@@ -641,6 +693,7 @@ static void pool_put(struct pool *p)
 	pthread_mutex_unlock(&pools_lock);
 	io_engine_cancel_work(p->e, &p->worker);
 	io_engine_cancel_work(p->e, &p->commit_timer);
+	io_engine_cancel_work(p->e, &p->no_space_timer);
 	if (p->pmd && p->dirty && p->mode < PM_READ_ONLY && thin_md_commit(p->pmd))
 		ulvm_log(ULVM_LOG_ERROR, "thin-pool: final commit failed: %s", ulvm_last_error());
 	thin_md_close(p->pmd);
@@ -849,6 +902,7 @@ static int pool_ctr(struct dm_target *ti, unsigned argc, char **argv)
 		p->flush_tail = &p->flush_waiters;
 		p->worker.fn = pool_worker;
 		p->commit_timer.fn = commit_timer_fn;
+		p->no_space_timer.fn = no_space_timer_fn;
 		p->pf = pf;
 		p->pt = pt;
 		if ((r = pool_open_metadata(p, pt, ti->len / spb))) {
