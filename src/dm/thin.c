@@ -2194,29 +2194,13 @@ static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req
 	return DM_ENDIO_DONE;
 }
 
-struct highest {
-	uint64_t max;
-	bool any;
-};
-
-static int highest_cb(void *arg, uint64_t vblock, uint64_t data_block, uint32_t time)
-{
-	struct highest *h = arg;
-
-	(void)data_block;
-	(void)time;
-	if (!h->any || vblock > h->max)
-		h->max = vblock;
-	h->any = true;
-	return 0;
-}
-
 static void thin_status(struct dm_target *ti, enum dm_status_type type, struct strbuf *out)
 {
 	struct thin_c *tc = ti->private;
 	struct pool *p = tc->pool;
 	struct thin_device_info info;
-	struct highest h = {0, false};
+	uint64_t highest = 0;
+	int r = 0;
 
 	if (type == DM_STATUS_TABLE) {
 		sb_printf(out, "%s %" PRIu64, tc->pool_dev->name, tc->dev_id);
@@ -2225,13 +2209,13 @@ static void thin_status(struct dm_target *ti, enum dm_status_type type, struct s
 		return;
 	}
 	if (p->mode == PM_FAIL || !p->pmd || thin_md_device_info(p->pmd, tc->dev_id, &info) ||
-	    thin_md_walk_mappings(p->pmd, tc->dev_id, highest_cb, &h)) {
+	    ((r = thin_md_highest_mapped(p->pmd, tc->dev_id, &highest)) && r != -ENODATA)) {
 		sb_printf(out, "Fail");
 		return;
 	}
 	sb_printf(out, "%" PRIu64 " ", info.mapped_blocks * p->sectors_per_block);
-	if (h.any)
-		sb_printf(out, "%" PRIu64, (h.max + 1) * p->sectors_per_block - 1);
+	if (!r)
+		sb_printf(out, "%" PRIu64, (highest + 1) * p->sectors_per_block - 1);
 	else
 		sb_printf(out, "-");
 }

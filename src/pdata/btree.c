@@ -255,6 +255,40 @@ int btree_lookup(struct transaction_manager *tm, uint32_t vs, uint64_t root, uin
 	}
 }
 
+int btree_find_highest(struct transaction_manager *tm, uint32_t vs, uint64_t root, uint64_t *key,
+                       void *value)
+{
+	struct bm_block *blk;
+	uint64_t b = root;
+
+	/* The rightmost path: the last child of every internal node, the last key of the leaf
+	 * (as the kernel's dm_btree_find_highest_key). */
+	for (unsigned depth = 0;; depth++) {
+		uint32_t nr;
+		int r;
+
+		if (depth > 64)
+			return ulvm_error(
+			    -ELOOP, "metadata block %" PRIu64 ": btree too deep (a cycle?)", root);
+		if ((r = read_node(tm, b, vs, &blk)))
+			return r;
+		const void *n = bm_block_data(blk);
+		if (!(nr = btree_node_nr(n))) {
+			tm_unlock(tm, blk);
+			return -ENODATA;
+		}
+		if (is_leaf(n)) {
+			*key = btree_node_key(n, nr - 1);
+			if (value)
+				memcpy(value, btree_node_value(n, nr - 1), vs);
+			tm_unlock(tm, blk);
+			return 0;
+		}
+		b = child_at(n, (int)nr - 1);
+		tm_unlock(tm, blk);
+	}
+}
+
 static int lower_bound_rec(struct transaction_manager *tm, uint32_t vs, uint64_t b, uint64_t key,
                            uint64_t *found, void *value, unsigned depth)
 {

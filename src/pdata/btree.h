@@ -74,6 +74,9 @@ int btree_lookup(struct transaction_manager *tm, uint32_t value_size, uint64_t r
 /* The first key >= key: -ENODATA when there is none. */
 int btree_lower_bound(struct transaction_manager *tm, uint32_t value_size, uint64_t root,
                       uint64_t key, uint64_t *found, void *value);
+/* The highest key (and its value) from the rightmost path alone: -ENODATA when empty. */
+int btree_find_highest(struct transaction_manager *tm, uint32_t value_size, uint64_t root,
+                       uint64_t *key, void *value);
 /* Insert or overwrite (the old value is dropped through vt->dec when it differs). */
 int btree_insert(struct transaction_manager *tm, const struct btree_value_type *vt, uint64_t root,
                  uint64_t key, const void *value, uint64_t *new_root, bool *inserted);

@@ -755,6 +755,18 @@ int thin_md_walk_mappings(struct thin_md *md, uint64_t dev, thin_mapping_fn fn, 
 	return btree_walk(md->tm, 8, le64_to_cpu(sub), walk_map_cb, &w);
 }
 
+int thin_md_highest_mapped(struct thin_md *md, uint64_t dev, uint64_t *vblock)
+{
+	le64 sub;
+	int r = btree_lookup(md->tm, 8, md->mapping_root, dev, &sub);
+
+	if (r == -ENODATA)
+		return ulvm_error(-ENOENT, "thin device %" PRIu64 " does not exist", dev);
+	if (r)
+		return r;
+	return btree_find_highest(md->tm, 8, le64_to_cpu(sub), vblock, NULL);
+}
+
 /* ---- data space ---------------------------------------------------------------------------- */
 
 int thin_md_alloc_data_block(struct thin_md *md, uint64_t *b)

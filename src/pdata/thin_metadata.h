@@ -144,6 +144,8 @@ int thin_md_remove_range(struct thin_md *md, uint64_t dev, uint64_t begin, uint6
 typedef int (*thin_mapping_fn)(void *arg, uint64_t vblock, uint64_t data_block, uint32_t time);
 int thin_md_walk_mappings(struct thin_md *md, uint64_t dev, thin_mapping_fn fn, void *arg);
 
+/* The device's highest mapped block, from its tree's rightmost path (-ENODATA: none). */
+int thin_md_highest_mapped(struct thin_md *md, uint64_t dev, uint64_t *vblock);
 int thin_md_alloc_data_block(struct thin_md *md, uint64_t *b);
 int thin_md_data_inc(struct thin_md *md, uint64_t b);
 int thin_md_data_dec(struct thin_md *md, uint64_t b);

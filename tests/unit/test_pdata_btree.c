@@ -1,5 +1,5 @@
-/* pdata/btree: insert, lookup, remove, range remove and ordered walks against a model; node
- * fill and key order after every phase; shared subtrees keep both versions and their
+/* pdata/btree: insert, lookup, remove, range remove, ordered walks and the highest key against a
+ * model; node fill and key order after every phase; shared subtrees keep both versions and their
  * reference counts (shadowing a shared node takes a reference on its children). */
 #include <errno.h>
 #include <setjmp.h>
@@ -153,6 +153,12 @@ static void against_model(void **state)
 		struct walk w = {0, 0, model};
 		assert_int_equal(btree_walk(e.tm, 8, root, walk_cb, &w), 0);
 		assert_int_equal(w.n, n);
+		/* the rightmost path finds what the walk saw last */
+		uint64_t hk;
+		le64 hv;
+		assert_int_equal(btree_find_highest(e.tm, 8, root, &hk, &hv), 0);
+		assert_int_equal(hk, w.last);
+		assert_int_equal(le64_to_cpu(hv) + 1, model[hk]);
 		for (uint64_t k = 0; k < NKEYS; k++) {
 			le64 v;
 			int r = btree_lookup(e.tm, 8, root, k, &v);
@@ -166,6 +172,8 @@ static void against_model(void **state)
 	assert_int_equal(btree_remove_range(e.tm, &vt, root, 0, NKEYS, &root, &removed), 0);
 	assert_int_equal(removed, n);
 	assert_int_equal(verify_tree(&e, root), 0);
+	uint64_t hk;
+	assert_int_equal(btree_find_highest(e.tm, 8, root, &hk, NULL), -ENODATA);
 	/* superblock + the ref-count root + this root + the space map's bitmap (written as
 	 * soon as a count changes) */
 	assert_int_equal(sm_nr_allocated(e.sm), 4);
