@@ -423,6 +423,8 @@ int ulvm_thin_create(struct ulvm_vg *vg, struct ulvm_lv *pool, const char *name,
 int ulvm_thin_snapshot(struct ulvm_vg *vg, struct ulvm_lv *origin, const char *name,
                        bool activation_skip, struct ulvm_lv **out);
 int ulvm_thin_remove(struct ulvm_vg *vg, struct ulvm_lv *lv);
+/* Change a thin LV's virtual size to `extents` (nothing is allocated in the VG). */
+int ulvm_thin_resize(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents);
 /* The pool, its thin LVs (no messages: the pool goes), its sub-LVs, and the spare with the
  * last pool. */
 int ulvm_thin_pool_remove(struct ulvm_vg *vg, struct ulvm_lv *pool);
@@ -466,14 +468,21 @@ int ulvm_thin_spare_remove(struct ulvm_vg *vg, struct ulvm_lv *spare);
 struct ulvm_thin_pool_status {
 	uint64_t transaction_id, used_metadata, total_metadata, used_data, total_data;
 	bool read_only, out_of_data, needs_check;
+	bool failed; /* the pool said "Fail" (nothing else is known then) */
 };
 int ulvm_thin_pool_status(const char *status_line, struct ulvm_thin_pool_status *st);
+/* lv_attr's ninth character for a thin pool or thin LV from its active device's status, as
+ * LVM2 computes it: 'F' failed, 'D' out of data space, 'M' metadata read-only, 'X' status
+ * unknown, '-' otherwise (and for inactive LVs and other LVs). *health, if not NULL:
+ * lv_health_status' word ("failed", "out_of_data", "metadata_read_only" or ""). */
+char ulvm_lv_thin_health(const struct ulvm_vg *vg, const struct ulvm_lv *lv, const char **health);
 /* What lvs' data_percent and metadata_percent are made of, from the active devices' status:
  * -ENXIO when inactive, -ENOENT for other LVs. */
 struct ulvm_thin_usage {
 	uint64_t data_used, data_total; /* pool: blocks; thin LV: sectors */
 	uint64_t meta_used, meta_total; /* pool only */
 	bool has_meta;
+	uint64_t mapped; /* thin LV: sectors mapped (more than data_total after a reduce) */
 };
 int ulvm_lv_thin_usage(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
                        struct ulvm_thin_usage *u);

@@ -257,6 +257,10 @@ int cli_lvremove_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, boo
 int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
                       const struct size_arg *data, const struct size_arg *meta,
                       const struct ulvm_lv_params *p);
+/* lvextend/lvreduce/lvresize of a thin LV to `extents` (its virtual size), before the commit. */
+int cli_lvresize_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents);
+/* After its size line: LVM2's over-provisioning warning when a thin LV grew from `old`. */
+void cli_lvresized_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint32_t old);
 
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);

@@ -557,12 +557,14 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	}
 	if (extents < old && ulvm_lv_active(vg, lv) && (r = confirm_reduce(c, vg, lv, extents)))
 		goto out;
-	if (extents < old && !c->force && !c->yes && !ulvm_lv_active(vg, lv)) {
+	if (extents < old && !c->force && !c->yes && !ulvm_lv_active(vg, lv) &&
+	    !ulvm_lv_is_thin(lv)) { /* (LVM2 reduces an inactive thin LV without asking) */
 		r = ulvm_error(-EPERM, "Reducing %s/%s would destroy data in it: confirm with -f",
 		               vgn, lvn);
 		goto out;
 	}
-	if ((r = ulvm_lv_resize(vg, lv, extents, &p)) ||
+	if ((r = ulvm_lv_is_thin(lv) ? cli_lvresize_thin(c, vg, lv, extents)
+	                             : ulvm_lv_resize(vg, lv, extents, &p)) ||
 	    (r = ulvm_vg_commit(vg, cli_description(c))))
 		goto out;
 	/* An active LV gets its new table (suspend, load, resume), as LVM2 reloads it: every
@@ -573,6 +575,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	ulvm_format_size((uint64_t)lv->le_count * vg->extent_size, 'h', true, true, b2, sizeof(b2));
 	cli_print("Size of logical volume %s/%s changed from %s (%u extents) to %s (%u extents).",
 	          vgn, lvn, b1, old, b2, lv->le_count);
+	if (ulvm_lv_is_thin(lv))
+		cli_lvresized_thin(c, vg, lv, old);
 	cli_print("Logical volume %s/%s successfully resized.", vgn, lvn);
 out:
 	ulvm_vg_close(vg);

@@ -724,3 +724,22 @@ int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 	cli_print("Logical volume %s/%s successfully resized.", vg->name, name);
 	return 0;
 }
+
+/* ---- lvextend / lvreduce / lvresize of a thin LV ---- */
+
+int cli_lvresize_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents)
+{
+	(void)c;
+	/* As LVM2: nothing is discarded beyond a smaller end (the pool keeps those mappings,
+	 * and a later extension shows them again; lvs warns meanwhile). */
+	return ulvm_thin_resize(vg, lv, extents);
+}
+
+void cli_lvresized_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint32_t old)
+{
+	struct ulvm_lv *pool = ulvm_thin_pool_of(vg, lv);
+
+	(void)c;
+	if (pool && lv->le_count > old)
+		warn_overprovisioning(vg, pool);
+}

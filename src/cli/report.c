@@ -585,8 +585,19 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	sb_putc(o, lv_open(r) ? 'o' : '-');
 	sb_putc(o, info.target);
 	sb_putc(o, info.zero ? 'z' : '-');
-	sb_putc(o, '-');
+	/* health: thin pools and thin LVs from their status (lvm/thin.c) */
+	sb_putc(o, info.thin_kind && lv_active(r) ? ulvm_lv_thin_health(r->vg, lv, NULL) : '-');
 	sb_putc(o, ulvm_strlist_has(&lv->flags, "ACTIVATION_SKIP") ? 'k' : '-');
+}
+/* lv_health_status: for thin pools from their status (LVM2's words) */
+static void f_lv_health(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *word = "";
+
+	(void)c;
+	if (ulvm_lv_is_thin_pool(r->lv) && lv_active(r))
+		ulvm_lv_thin_health(r->vg, r->lv, &word);
+	sb_puts(o, word);
 }
 static uint64_t lv_size(const struct row *r)
 {
@@ -643,9 +654,16 @@ static void f_data_percent(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	struct ulvm_thin_usage u;
 
-	if (!ulvm_lv_thin_usage(r->vg, r->lv, &u))
+	if (!ulvm_lv_thin_usage(r->vg, r->lv, &u)) {
 		put_percent(o, u.data_used, u.data_total);
-	else
+		if (!u.has_meta && u.mapped > u.data_total) { /* a reduced thin LV, as LVM2 */
+			char b1[64], b2[64];
+			ulvm_format_size(u.mapped, 'h', true, true, b1, sizeof(b1));
+			ulvm_format_size(u.data_total, 'h', true, true, b2, sizeof(b2));
+			ulvm_warn("Thin volume %s/%s maps %s while the size is only %s.",
+			          r->vg->name, r->lv->name, b1, b2);
+		}
+	} else
 		f_snap_percent(c, r, o); /* a snapshot's data% is its snap% */
 }
 static void f_metadata_percent(struct cli *c, const struct row *r, struct strbuf *o)
@@ -957,6 +975,7 @@ static const struct field fields[] = {
     {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
     {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
     {"lv_attr", "Attr", F_STR, O_LV, 0, f_lv_attr},
+    {"lv_health_status", "Health", F_STR, O_LV, 0, f_lv_health},
 
     {"segtype", "Type", F_STR, O_SEG, 0, f_segtype},
     {"stripes", "#Str", F_NUM, O_SEG, 0, f_stripes},

@@ -217,16 +217,8 @@ static int lv_shrink(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents)
 	return 0;
 }
 
-int ulvm_lv_resize(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents,
-                   const struct ulvm_lv_params *p)
+int lv_resize_check(const struct ulvm_lv *lv, uint64_t extents)
 {
-	struct ulvm_seg *last;
-	struct alloc_request req = {0};
-	int r;
-
-	if (!lv_all_striped(lv))
-		return ulvm_error(-EOPNOTSUPP, "ulvm cannot resize %s LV %s/%s yet",
-		                  ulvm_lv_segtype(lv), vg->name, lv->name);
 	if (!extents)
 		return ulvm_error(-EINVAL, "Can't reduce logical volume %s to zero extents",
 		                  lv->name);
@@ -238,6 +230,21 @@ int ulvm_lv_resize(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents,
 		                  "New size (%llu extents) matches existing size (%u "
 		                  "extents).",
 		                  (unsigned long long)extents, lv->le_count);
+	return 0;
+}
+
+int ulvm_lv_resize(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents,
+                   const struct ulvm_lv_params *p)
+{
+	struct ulvm_seg *last;
+	struct alloc_request req = {0};
+	int r;
+
+	if (!lv_all_striped(lv))
+		return ulvm_error(-EOPNOTSUPP, "ulvm cannot resize %s LV %s/%s yet",
+		                  ulvm_lv_segtype(lv), vg->name, lv->name);
+	if ((r = lv_resize_check(lv, extents)))
+		return r;
 	if (extents < lv->le_count)
 		return lv_shrink(vg, lv, extents);
 

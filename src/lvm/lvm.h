@@ -126,6 +126,8 @@ struct ulvm_pv *vg_find_pv_key(const struct ulvm_vg *vg, const char *key);
 struct ulvm_pv *vg_find_pv_path(const struct ulvm_vg *vg, const char *path);
 struct ulvm_pv *vg_find_pv_uuid(const struct ulvm_vg *vg, const char *uuid);
 void vg_update_derived(struct ulvm_vg *vg); /* le_count, pe_alloc_count */
+/* A resize of `lv` to `extents` that LVM2 refuses (zero, too large, the same): its error. */
+int lv_resize_check(const struct ulvm_lv *lv, uint64_t extents);
 void lv_free(struct ulvm_lv *lv);
 void seg_free_contents(struct ulvm_seg *seg);
 int strlist_add(struct ulvm_strlist *l, const char *s);

@@ -729,6 +729,22 @@ int ulvm_thin_snapshot(struct ulvm_vg *vg, struct ulvm_lv *origin, const char *n
 	return thin_new(vg, pool, name, origin->le_count, origin, activation_skip, NULL, 0, out);
 }
 
+/* A thin LV's virtual size: its one segment's extents (nothing is allocated or freed in the
+ * VG; the pool maps blocks as they are written). */
+int ulvm_thin_resize(struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents)
+{
+	int r;
+
+	if (!ulvm_lv_is_thin(lv) || lv->nsegs != 1)
+		return ulvm_error(-EINVAL, "Logical volume %s/%s is not a thin volume.", vg->name,
+		                  lv->name);
+	if ((r = lv_resize_check(lv, extents)))
+		return r;
+	lv->segs[0].extent_count = (uint32_t)extents;
+	vg_update_derived(vg);
+	return 0;
+}
+
 /* Remove a thin LV from the model: its pool deletes its device (queued), its thin snapshots
  * become plain thin LVs (LVM2 keeps no history by default). */
 static int thin_detach(struct ulvm_vg *vg, struct ulvm_lv *lv, bool message)
@@ -888,6 +904,10 @@ int ulvm_thin_pool_status(const char *line, struct ulvm_thin_pool_status *st)
 		p += 10;
 	else
 		p = line;
+	if (!strncmp(p, "Fail", 4)) {
+		st->failed = true;
+		return 0;
+	}
 	if (sscanf(p, "%llu %llu/%llu %llu/%llu%n", &v[0], &v[1], &v[2], &v[3], &v[4], &n) != 5)
 		return ulvm_error(-EINVAL, "Cannot parse thin pool status \"%s\"", line);
 	st->transaction_id = v[0];
@@ -1112,9 +1132,44 @@ int ulvm_lv_thin_usage(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 		size = (size + chunk - 1) / chunk * chunk;
 		u->data_used = MIN(mapped, size);
 		u->data_total = size;
+		u->mapped = mapped;
 	}
 	free(text);
 	return r;
+}
+
+char ulvm_lv_thin_health(const struct ulvm_vg *vg, const struct ulvm_lv *lv, const char **health)
+{
+	char name[300], uuid[ULVM_DM_UUID_LEN], *text = NULL;
+	char c = '-';
+	const char *word = "";
+
+	if ((ulvm_lv_is_thin_pool(lv) || ulvm_lv_is_thin(lv)) && ulvm_lv_active(vg, lv)) {
+		ulvm_lv_state_device(vg, lv, name, sizeof(name), uuid, sizeof(uuid));
+		if (ulvm_active_status(name, &text)) {
+			c = 'X';
+		} else if (ulvm_lv_is_thin_pool(lv)) {
+			struct ulvm_thin_pool_status st;
+			if (ulvm_thin_pool_status(text, &st))
+				c = 'X';
+			else if (st.failed)
+				c = 'F', word = "failed";
+			else if (st.out_of_data)
+				c = 'D', word = "out_of_data";
+			else if (st.read_only)
+				c = 'M', word = "metadata_read_only";
+		} else {
+			const char *p = strstr(text, "thin ");
+			if (!p)
+				c = 'X';
+			else if (!strncmp(p + 5, "Fail", 4))
+				c = 'F'; /* LVM2 reports no health word for a thin LV */
+		}
+		free(text);
+	}
+	if (health)
+		*health = word;
+	return c;
 }
 
 /* ---- the checker before activation ---- */
