@@ -100,6 +100,8 @@ static int hook_suspend(void *arg, const char *name, bool suspend)
 
 	if (r)
 		return r;
+	if (((struct ulvmd *)arg)->nbd)
+		nbd_server_quiesce(((struct ulvmd *)arg)->nbd);
 	return suspend ? ulvm_dev_suspend(dev) : ulvm_dev_resume(dev);
 }
 

@@ -620,6 +620,35 @@ void dm_submit(struct dm_dev *md, struct io_req *req)
 	map_plain(md, ti, req);
 }
 
+int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev **bd,
+                  uint64_t *bd_offset)
+{
+	for (unsigned depth = 0; depth < 64; depth++) {
+		struct dm_table *t = md->live;
+		struct dm_lower *l;
+		uint64_t end, o;
+		unsigned i;
+
+		if (md->suspended || !t || !len || add_overflows_u64(offset, len, &end) ||
+		    end > t->size)
+			return -ENOTSUP;
+		i = t->num_targets == 1 ? 0 : find_target(t, offset);
+		if (end > t->ends[i] || !dm_linear_lower(&t->targets[i], &l, &o))
+			return -ENOTSUP;
+		offset = offset - (t->targets[i].begin << SECTOR_SHIFT) + o;
+		if (l->bd) {
+			if (l->bd->direct || l->bd->drop_writes ||
+			    io_engine_method(md->e, l->bd) != IO_METHOD_SYNC)
+				return -ENOTSUP;
+			*bd = l->bd;
+			*bd_offset = offset;
+			return 0;
+		}
+		md = l->md;
+	}
+	return -ENOTSUP;
+}
+
 /* ---- a target's own I/O and work ---------------------------------------------------- */
 
 void dm_target_submit_io(struct dm_target *ti, struct dm_lower *lower, struct io_req *req)

@@ -313,6 +313,13 @@ int dm_bdev_block_status(struct bdev *bd, uint64_t offset, uint64_t len, struct 
  * exactly once, with 0 or the first error of any piece. Requests must lie inside the device,
  * be multiples of the logical sector size (512) and carry a buffer, not a vector. */
 void dm_submit(struct dm_dev *md, struct io_req *req);
+/* Where [offset, offset + len) of `md` lies in one backing file read through the page
+ * cache: its bdev and the byte offset there, through linear targets only (any stack of
+ * them), none of the devices suspended, the file not O_DIRECT and not dropping writes. For an
+ * export that moves the bytes between the file and a socket itself (sendfile), valid until
+ * control returns to the event loop. -ENOTSUP when the range is mapped otherwise. */
+int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev **bd,
+                  uint64_t *bd_offset);
 struct io_engine *dm_engine(struct dm_registry *r);
 
 /* A target type of the program's own, found by name like the built-in ones (a test

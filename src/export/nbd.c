@@ -23,7 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -210,6 +212,10 @@ static void conn_free(struct nbd_conn *c)
 	if (c->next)
 		c->next->prev = c->prev;
 	s->nconns--;
+	if (c->pipe_size) {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+	}
 	free(c->slots);
 	free(c->in);
 	free(c->out);
@@ -357,6 +363,21 @@ static void conn_read(struct nbd_conn *c)
 			return;
 		if (c->in_r == c->in_w)
 			c->in_r = c->in_w = 0;
+		if (c->st == NS_REQ_PAYLOAD && c->splicing && c->in_r == c->in_w) {
+			switch (nbd_payload_splice(c)) {
+			case NBD_STEP_MORE:
+				return; /* level-triggered epoll reports the next arrival */
+			case NBD_STEP_STOP:
+				conn_eof(c);
+				return;
+			case NBD_STEP_CLOSE:
+				conn_kill(c);
+				return;
+			default:
+				conn_parse(c);
+				continue;
+			}
+		}
 		if (c->st == NS_REQ_PAYLOAD && c->in_r == c->in_w &&
 		    c->cur->len - c->cur->got >= NBD_DIRECT_MIN) {
 			direct = c->cur->len - c->cur->got;
@@ -779,6 +800,32 @@ void nbd_server_drop_dev(struct nbd_server *s, const struct ulvm_dev *dev)
 {
 	if (dev)
 		close_conns(s, dev, false);
+}
+
+void nbd_server_quiesce(struct nbd_server *s)
+{
+	for (unsigned ms = 0;; ms++) {
+		bool unread = false;
+
+		for (struct nbd_conn *c = s->conns; c; c = c->next) {
+			int q;
+
+			if (!c->zc_unread || c->dead)
+				continue;
+			if (ioctl(c->fd, SIOCOUTQ, &q) == 0 && q > 0)
+				unread = true;
+			else
+				c->zc_unread = false;
+		}
+		if (!unread)
+			return;
+		if (ms == NBD_QUIESCE_MS) {
+			ulvm_warn("nbd: a client has not read a reply in %u ms; going on",
+			          NBD_QUIESCE_MS);
+			return;
+		}
+		usleep(1000);
+	}
 }
 
 unsigned nbd_server_conn_count(const struct nbd_server *s)

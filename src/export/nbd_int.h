@@ -22,6 +22,9 @@
 #define NBD_IN_BUF        (128u << 10)   /* input buffer of a connection */
 #define NBD_OPT_MAX       (16u << 10)    /* longest option payload parsed; longer: ERR_TOO_BIG */
 #define NBD_DIRECT_MIN    (16u << 10)    /* payload left from which recv goes to the request */
+#define NBD_SENDFILE_MIN  (64u << 10)    /* reads from which the data may go by sendfile */
+#define NBD_QUIESCE_MS    1000u          /* nbd_server_quiesce waits at most */
+#define NBD_PIPE_SIZE     (1u << 20)     /* a connection's pipe for write payloads (splice) */
 #define NBD_SMALL_READ    4096u          /* input read at a time while large writes stream in */
 #define NBD_POOL_KEEP     (128ull << 20) /* idle buffer bytes the pool keeps */
 #define NBD_BUF_BUDGET    (256ull << 20) /* buffer bytes in use before a connection stops reading */
@@ -112,6 +115,13 @@ struct nbd_conn {
 	bool closing;    /* no more input: close once everything is answered */
 	bool dead;       /* socket closed: completions are dropped; freed when none is in flight */
 	bool blocked;    /* stopped reading until slots or buffer budget free up */
+	bool zc_unread;  /* data went by sendfile and the client may not have read it all */
+	/* A write's payload spliced from the socket into a pipe (c->cur), to be spliced on
+	 * into the backing file: pipe[] valid when pipe_size > 0 (made on first use). */
+	bool splicing;
+	bool no_pipe; /* the pipe could not be made: never try again */
+	int pipe[2];
+	unsigned pipe_size;
 };
 
 struct nbd_listener {
@@ -169,6 +179,10 @@ uint16_t nbd_export_flags(const struct nbd_conn *c, bool readonly);
 enum nbd_step nbd_request_step(struct nbd_conn *c);
 /* Drop the write whose payload was being received (the client went away). */
 void nbd_request_abandon(struct nbd_conn *c);
+/* A splicing write's payload: move what the socket holds into the pipe (NS_REQ_PAYLOAD with
+ * c->splicing and the input buffer empty). AGAIN: progress (the write may be done, parse
+ * on); MORE: the socket is empty; STOP: end of file; CLOSE: the socket failed. */
+enum nbd_step nbd_payload_splice(struct nbd_conn *c);
 /* A host errno (positive or negative) as an NBD error value. */
 uint32_t nbd_errno(int err);
 

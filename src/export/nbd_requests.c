@@ -16,8 +16,15 @@
  * BLOCK_STATUS chunk; other successes with a simple reply.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include "../lvm/lvm.h"
 #include "../util/util.h"
 #include "nbd_int.h"
 
@@ -168,6 +175,258 @@ static void block_status(struct nbd_conn *c, struct nbd_req *r)
 	r->hdr_len = NBD_CHUNK_HDR_LEN + 4;
 	r->data_len = (uint32_t)n * 8;
 	nbd_queue_reply(c, r);
+}
+
+/* ---- reads sent from the backing file ---- */
+
+/* The data of a read whose reply went out in part: the rest, read from the file now, into a
+ * pooled buffer, and queued like any reply (its first `sent` bytes already gone). */
+static bool rest_from_file(struct nbd_conn *c, struct nbd_req *r, int fd, uint64_t foff,
+                           uint64_t sent)
+{
+	uint64_t from = sent > r->hdr_len ? sent - r->hdr_len : 0;
+
+	if (!(r->buf = nbd_buf_get(c, r->len, &r->buf_class)))
+		return false;
+	while (from < r->len) {
+		ssize_t n =
+		    pread(fd, (uint8_t *)r->buf + from, r->len - from, (off_t)(foff + from));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			nbd_buf_put(c, r->buf, r->buf_class);
+			r->buf = NULL;
+			return false;
+		}
+		from += (uint64_t)n;
+	}
+	r->data_len = r->len;
+	nbd_queue_reply(c, r);
+	r->sent = sent;
+	return true;
+}
+
+/* A large read of a connection with nothing else in flight or queued, on a range that lies
+ * in one backing file read through the page cache (a linear LV on tmpfs, say): the reply
+ * header goes out now and the data with sendfile() from the file's page cache, two copies
+ * fewer than reading into a buffer and sending that. What the socket does not take now is
+ * read from the file into a buffer at once and sent later, so every byte of the reply is
+ * the file's at this moment, in this turn of the loop: a suspend, a reload or a remap can
+ * only come after it.
+ *
+ * The socket holds the page cache's pages, not copies, until the client reads them: the
+ * client then sees the file as it is when it reads (a write that raced with its read, which
+ * NBD allows). So that no reply's pages outlive a change of the LV's mapping (pvmove,
+ * lvreduce) unread, it is used only while the client has read everything sent before
+ * (SIOCOUTQ 0), and nbd_server_quiesce_dev() waits for such replies before a suspend.
+ * Returns 0 when it answered, 1 when the request takes the normal path, -1 when the
+ * connection must close (the header went out and the data cannot follow). */
+static int read_from_file(struct nbd_conn *c, struct nbd_req *r)
+{
+	uint64_t foff, sent = 0;
+	int fd, q;
+	uint8_t *p;
+
+	if (r->len < NBD_SENDFILE_MIN || c->inflight || c->rq_head || c->out_off < c->out_len ||
+	    dev_map_file(c->dev, r->offset, r->len, &fd, &foff) || ioctl(c->fd, SIOCOUTQ, &q) < 0 ||
+	    q > 0)
+		return 1;
+	if (c->structured) {
+		p = chunk_hdr(r, NBD_REPLY_TYPE_OFFSET_DATA, 8 + r->len);
+		nbd_put64(p, r->offset);
+		r->hdr_len = NBD_CHUNK_HDR_LEN + 8;
+	} else {
+		simple_hdr(r, 0);
+	}
+	while (sent < r->hdr_len) {
+		ssize_t n = send(c->fd, r->hdr + sent, r->hdr_len - sent,
+		                 MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !sent && errno != EAGAIN && errno != EWOULDBLOCK)
+			return 1; /* the socket failed: the normal path finds out and closes */
+		if (n < 0)
+			break;
+		sent += (uint64_t)n;
+	}
+	while (sent >= r->hdr_len && sent < r->hdr_len + r->len) {
+		off_t at = (off_t)(foff + sent - r->hdr_len);
+		ssize_t n = sendfile(c->fd, fd, &at, (size_t)(r->hdr_len + r->len - sent));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* EAGAIN, or sendfile cannot: the rest from a buffer */
+		sent += (uint64_t)n;
+		c->zc_unread = true;
+	}
+	if (sent == r->hdr_len + r->len) {
+		nbd_slot_put(c, r);
+		return 0;
+	}
+	if (!sent) {
+		r->hdr_len = 0;
+		return 1;
+	}
+	return rest_from_file(c, r, fd, foff, sent) ? 0 : -1;
+}
+
+/* ---- writes spliced into the backing file ---- */
+
+/* A large write whose range lies in one backing file read through the page cache (as for
+ * reads above) takes its payload from the socket into the connection's pipe by splice (the
+ * pages move, nothing is copied), and once it is all there goes on from the pipe into the
+ * file by splice: one copy, where receiving into a buffer and writing that makes two. The
+ * mapping is looked up again when the payload is complete, in that turn of the loop; a
+ * range no longer mapped so (suspended, reloaded) reads the pipe into the request's buffer
+ * and takes the normal path, as does a payload the pipe cannot hold. */
+static bool pipe_ready(struct nbd_conn *c)
+{
+	int sz;
+
+	if (c->pipe_size)
+		return true;
+	if (c->no_pipe)
+		return false;
+	if (pipe2(c->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+		c->no_pipe = true;
+		return false;
+	}
+	sz = fcntl(c->pipe[1], F_SETPIPE_SZ, (int)NBD_PIPE_SIZE);
+	if (sz < (int)NBD_PIPE_SIZE) {
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+		c->no_pipe = true;
+		return false;
+	}
+	c->pipe_size = (unsigned)sz;
+	return true;
+}
+
+static bool splice_eligible(struct nbd_conn *c, const struct nbd_req *r)
+{
+	uint64_t foff;
+	int fd;
+
+	return r->len >= NBD_SENDFILE_MIN && r->len <= NBD_PIPE_SIZE &&
+	       !dev_map_file(c->dev, r->offset, r->len, &fd, &foff) && pipe_ready(c);
+}
+
+/* Read the `n` bytes the pipe holds into `dst` (NULL: drop them). */
+static bool pipe_drain(struct nbd_conn *c, uint8_t *dst, size_t n)
+{
+	uint8_t scratch[4096];
+
+	while (n) {
+		ssize_t k =
+		    read(c->pipe[0], dst ? dst : scratch, dst ? n : MIN(n, sizeof(scratch)));
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return false;
+		n -= (size_t)k;
+		if (dst)
+			dst += k;
+	}
+	return true;
+}
+
+/* Stop splicing the current write: what is in the pipe goes into its buffer, the rest of
+ * the payload follows there (the normal path). */
+static bool splice_fallback(struct nbd_conn *c)
+{
+	c->splicing = false;
+	return pipe_drain(c, c->cur->buf, c->cur->got);
+}
+
+static void submit(struct nbd_conn *c, struct nbd_req *r);
+
+/* The whole payload is in the pipe: into the file, or into the buffer and the engine. */
+static enum nbd_step splice_finish(struct nbd_conn *c)
+{
+	struct nbd_req *r = c->cur;
+	uint64_t foff, done = 0;
+	int fd, err = 0;
+
+	c->cur = NULL;
+	c->st = NS_REQ_HDR;
+	c->splicing = false;
+	if (dev_map_file(c->dev, r->offset, r->len, &fd, &foff)) {
+		if (!pipe_drain(c, r->buf, r->len))
+			return NBD_STEP_CLOSE;
+		submit(c, r);
+		return NBD_STEP_AGAIN;
+	}
+	while (done < r->len) {
+		loff_t at = (loff_t)(foff + done);
+		ssize_t n = splice(c->pipe[0], NULL, fd, &at, r->len - done, SPLICE_F_MOVE);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		done += (uint64_t)n;
+	}
+	if (err && !pipe_drain(c, NULL, r->len - done))
+		return NBD_STEP_CLOSE;
+	if (!err && (r->flags & NBD_CMD_FLAG_FUA) && fdatasync(fd) < 0)
+		err = -errno;
+	if (err)
+		reply_error(c, r, nbd_errno(err), strerror(-err));
+	else
+		reply_ok(c, r);
+	return NBD_STEP_AGAIN;
+}
+
+/* Payload bytes that came with the header (in the input buffer) go into the pipe first. */
+static enum nbd_step splice_from_input(struct nbd_conn *c, size_t n)
+{
+	struct nbd_req *r = c->cur;
+
+	while (n) {
+		ssize_t k = write(c->pipe[1], c->in + c->in_r, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) { /* the pipe is full (its slots, not its bytes): the normal path */
+			if (!splice_fallback(c))
+				return NBD_STEP_CLOSE;
+			return NBD_STEP_AGAIN;
+		}
+		c->in_r += (size_t)k;
+		r->got += (uint32_t)k;
+		n -= (size_t)k;
+	}
+	return r->got == r->len ? splice_finish(c) : NBD_STEP_MORE;
+}
+
+enum nbd_step nbd_payload_splice(struct nbd_conn *c)
+{
+	struct nbd_req *r = c->cur;
+	ssize_t n;
+	int q;
+
+	n = splice(c->fd, NULL, c->pipe[1], NULL, r->len - r->got,
+	           SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n == 0)
+		return NBD_STEP_STOP;
+	if (n < 0) {
+		if (errno == EINTR)
+			return NBD_STEP_AGAIN;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return NBD_STEP_CLOSE;
+		/* Nothing in the socket, or no room in the pipe while the socket holds more. */
+		if (ioctl(c->fd, FIONREAD, &q) < 0 || q <= 0)
+			return NBD_STEP_MORE;
+		return splice_fallback(c) ? NBD_STEP_AGAIN : NBD_STEP_CLOSE;
+	}
+	r->got += (uint32_t)n;
+	return r->got == r->len ? splice_finish(c) : NBD_STEP_AGAIN;
 }
 
 /* ---- checks and submission ---- */
@@ -323,7 +582,7 @@ static enum nbd_step request_header(struct nbd_conn *c)
 	r->len = len;
 	r->type = type;
 	r->flags = flags;
-	if (data && !(r->buf = nbd_buf_get(c, len, &r->buf_class))) {
+	if (data && type == NBD_CMD_WRITE && !(r->buf = nbd_buf_get(c, len, &r->buf_class))) {
 		err = NBD_ENOMEM;
 		msg = "out of memory";
 	}
@@ -335,9 +594,20 @@ static enum nbd_step request_header(struct nbd_conn *c)
 		}
 		return NBD_STEP_AGAIN;
 	}
+	if (type == NBD_CMD_READ) {
+		int d = read_from_file(c, r);
+
+		if (d <= 0)
+			return d ? NBD_STEP_CLOSE : NBD_STEP_AGAIN;
+		if (!(r->buf = nbd_buf_get(c, len, &r->buf_class))) {
+			reply_error(c, r, NBD_ENOMEM, "out of memory");
+			return NBD_STEP_AGAIN;
+		}
+	}
 	if (type == NBD_CMD_WRITE) {
 		c->cur = r;
 		c->st = NS_REQ_PAYLOAD;
+		c->splicing = splice_eligible(c, r);
 		return NBD_STEP_AGAIN;
 	}
 	submit(c, r);
@@ -355,6 +625,8 @@ enum nbd_step nbd_request_step(struct nbd_conn *c)
 	case NS_REQ_PAYLOAD:
 		r = c->cur;
 		n = MIN(avail, (size_t)(r->len - r->got));
+		if (c->splicing)
+			return n ? splice_from_input(c, n) : NBD_STEP_MORE;
 		memcpy((uint8_t *)r->buf + r->got, c->in + c->in_r, n);
 		c->in_r += n;
 		r->got += (uint32_t)n;
@@ -380,6 +652,9 @@ enum nbd_step nbd_request_step(struct nbd_conn *c)
 void nbd_request_abandon(struct nbd_conn *c)
 {
 	if (c->cur) {
+		if (c->splicing)
+			pipe_drain(c, NULL, c->cur->got);
+		c->splicing = false;
 		nbd_slot_put(c, c->cur);
 		c->cur = NULL;
 	}

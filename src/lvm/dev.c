@@ -261,6 +261,20 @@ int ulvm_dev_message(struct ulvm_dev *dev, uint64_t sector, const char *msg, cha
 	return r ? r : dm_message(dev->md, sector, msg, reply);
 }
 
+int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
+                 uint64_t *file_offset)
+{
+	struct bdev *bd;
+	int r;
+
+	if (!dev->md)
+		return -ENOTSUP;
+	if ((r = dm_map_direct(dev->md, offset, len, &bd, file_offset)))
+		return r;
+	*fd = bd->fd;
+	return 0;
+}
+
 static void io_finished(struct io_req *req, int result)
 {
 	struct ulvm_io *io =

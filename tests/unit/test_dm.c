@@ -1145,6 +1145,51 @@ static void test_table_text(void **state)
 	}
 }
 
+/* ---- dm_map_direct: ranges that lie in one page-cache file -------------------------------- */
+
+static void test_map_direct(void **state)
+{
+	struct env *v;
+	struct stat st;
+	char a[256], b[256];
+	struct dm_dev *lin, *top, *st2, *mix;
+	struct bdev *bd = NULL;
+	uint64_t off = 0;
+
+	(void)state;
+	if (stat("/dev/shm", &st) < 0 || !S_ISDIR(st.st_mode))
+		skip();
+	v = env_new("/dev/shm"); /* read through the page cache: the only backing that maps */
+	mkfile(v, "a", 2 * MIB, a, sizeof(a));
+	mkfile(v, "b", 1 * MIB, b, sizeof(b));
+	lin = create_dev(v->r, "lin", "0 2048 linear %s 1024", a);
+	assert_int_equal(dm_map_direct(lin, 4096, 65536, &bd, &off), 0);
+	assert_non_null(bd);
+	assert_int_equal(off, 1024 * SECTOR_SIZE + 4096);
+	/* Through a stack of linear tables, the offsets add up. */
+	top = create_dev(v->r, "top", "0 8 linear %s 0\n8 1024 linear lin 512", b);
+	assert_int_equal(dm_map_direct(top, 8 * SECTOR_SIZE, 4096, &bd, &off), 0);
+	assert_int_equal(off, (1024 + 512) * SECTOR_SIZE);
+	assert_int_equal(dm_map_direct(top, 0, 4096, &bd, &off), 0);
+	assert_int_equal(off, 0);
+	/* Across two targets, past the end, empty, striped, zero: not one file range. */
+	assert_int_equal(dm_map_direct(top, 0, 8192, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_map_direct(top, 1032 * SECTOR_SIZE - 512, 1024, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_map_direct(top, 0, 0, &bd, &off), -ENOTSUP);
+	st2 = create_dev(v->r, "st2", "0 64 striped 2 8 %s 0 %s 0", a, b);
+	assert_int_equal(dm_map_direct(st2, 0, 512, &bd, &off), -ENOTSUP);
+	mix = create_dev(v->r, "mix", "0 8 zero\n8 8 linear st2 0");
+	assert_int_equal(dm_map_direct(mix, 0, 512, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_map_direct(mix, 8 * SECTOR_SIZE, 512, &bd, &off), -ENOTSUP);
+	/* A suspended device anywhere in the stack: its I/O is held, so no direct path. */
+	assert_int_equal(dm_suspend(lin), 0);
+	assert_int_equal(dm_map_direct(top, 8 * SECTOR_SIZE, 4096, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_map_direct(top, 0, 4096, &bd, &off), 0);
+	assert_int_equal(dm_resume(lin), 0);
+	assert_int_equal(dm_map_direct(top, 8 * SECTOR_SIZE, 4096, &bd, &off), 0);
+	env_free(v);
+}
+
 /* ---- busy rules ------------------------------------------------------------------------------ */
 
 static void test_remove_busy(void **state)
@@ -1192,6 +1237,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_tables, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_table_text, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_busy, setup, teardown),
+	    cmocka_unit_test(test_map_direct),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
