@@ -382,7 +382,8 @@ struct ulvm_snapshot_status {
 };
 int ulvm_snapshot_status_parse(const char *params, struct ulvm_snapshot_status *st);
 /* The status of snapshot `cow` (its COW LV) when it is active (ulvm_active_status of its
- * device): false when it is not active, or not a snapshot. */
+ * device): false when it is not active, or not a snapshot. While a merge runs, the merging
+ * origin and its snapshot both have the origin's snapshot-merge status, as in LVM2. */
 bool ulvm_lv_snapshot_status(const struct ulvm_vg *vg, const struct ulvm_lv *cow,
                              struct ulvm_snapshot_status *st);
 /* LVM2's percentage of a snapshot's status, in hundredths ("0.73" is 73): 10000 when it is

@@ -2,6 +2,7 @@
  * lvchange. */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1289,6 +1290,22 @@ static void merge_progress(const char *vg, const char *origin,
 	cli_print("%s/%s: Merged: %u.%02u%%", vg, origin, p / 100, p % 100);
 }
 
+/* How the merge is polled, as LVM2's poll_daemon: a progress line every `interval` seconds
+ * (-i, LVM2's activation/polling_interval default 15; 0: no progress lines), the first at
+ * once unless -i +N asked to wait first. */
+static struct {
+	unsigned interval;
+	bool wait_first, quiet;
+} merge_poll = {.interval = 15};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 /* Wait for the merge into active origin `vg/origin` to finish, printing LVM2's progress
  * lines: the merge runs in ulvmd when it runs (polled over its control socket), else in this
  * process, which owns the stack for as long as it takes. */
@@ -1297,7 +1314,8 @@ static int merge_wait(const char *vgn, const char *origin)
 	char name[600], *text = NULL;
 	struct ulvm_snapshot_status st;
 	struct ulvm_dev *dev = NULL;
-	unsigned ticks = 0;
+	bool show = merge_poll.interval && !merge_poll.quiet;
+	double next = now_seconds() + (merge_poll.wait_first ? merge_poll.interval : 0);
 	int r;
 
 	struct ulvm_ctx_opts o = {.no_locking = true, .silent_scan = true};
@@ -1311,16 +1329,21 @@ static int merge_wait(const char *vgn, const char *origin)
 		return r;
 	}
 	for (;;) {
-		free(text);
-		text = NULL;
-		r = dev ? ulvm_dev_table(dev, true, &text) : ulvm_active_status(name, &text);
-		if (!r)
-			r = merge_state(text, &st);
-		if (r != -EAGAIN)
-			break;
-		/* LVM2 reports every 15 s (--interval); ulvm every 2 s. */
-		if (!(ticks++ % 200))
-			merge_progress(vgn, origin, &st);
+		/* -i +N: nothing is looked at before the first interval has passed */
+		if (dev || !merge_poll.wait_first || now_seconds() >= next || !show) {
+			free(text);
+			text = NULL;
+			r = dev ? ulvm_dev_table(dev, true, &text)
+			        : ulvm_active_status(name, &text);
+			if (!r)
+				r = merge_state(text, &st);
+			if (r != -EAGAIN)
+				break;
+			if (show && now_seconds() >= next) {
+				merge_progress(vgn, origin, &st);
+				next += merge_poll.interval;
+			}
+		}
 		if (dev) {
 			int k = ulvm_ctx_poll(own, 0);
 			if (k < 0) {
@@ -1333,7 +1356,7 @@ static int merge_wait(const char *vgn, const char *origin)
 			usleep(10000);
 		}
 	}
-	if (!r)
+	if (!r && show)
 		merge_progress(vgn, origin, &st);
 	free(text);
 	ulvm_ctx_free(own);
@@ -1385,6 +1408,44 @@ int cli_merge_poll(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *origin)
 	return 0;
 }
 
+/* lvconvert -b: as LVM2's poll daemon, a child in a session of its own, its output to
+ * /dev/null, polls the merge into VG/ORIGIN (in ulvmd when it runs, else it owns the stack
+ * meanwhile) and finishes it; the VG is locked only for the finish. */
+static int merge_in_background(struct cli *c, const char *vgn, const char *origin)
+{
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	pid_t pid;
+	int fd, r;
+
+	fflush(stdout);
+	fflush(stderr);
+	if ((pid = fork()) < 0)
+		return ulvm_error(-errno, "cannot start the background merge poll: %s",
+		                  strerror(errno));
+	if (pid > 0)
+		return 0;
+	setsid();
+	if ((fd = open("/dev/null", O_RDWR)) >= 0) {
+		dup2(fd, STDIN_FILENO);
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		if (fd > STDERR_FILENO)
+			close(fd);
+	}
+	merge_poll.quiet = true;
+	/* the parent's context (its engine, its devices) stays the parent's */
+	c->ctx = NULL;
+	r = cli_open_ctx(c);
+	if (!r)
+		r = merge_wait(vgn, origin);
+	if (!r && !(r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
+		r = (lv = ulvm_lv_find(vg, origin)) ? cli_merge_poll(c, vg, lv) : -ENOENT;
+		ulvm_vg_close(vg);
+	}
+	_exit(r ? ECMD_FAILED : ECMD_PROCESSED);
+}
+
 int cmd_lvconvert(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -1393,17 +1454,38 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	                                   {"interval", required_argument, NULL, 'i'},
 	                                   {"background", no_argument, NULL, 'b'},
 	                                   {0}};
-	bool merge = false;
+	bool merge = false, background = false;
 	int opt, r, rc = ECMD_PROCESSED;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "i:b", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
-		if (opt == 7100)
+		if (opt == 7100) {
 			merge = true;
-		else if (opt != 'i' && opt != 'b')
+		} else if (opt == 'b') {
+			background = true;
+		} else if (opt == 'i') {
+			const char *v = optarg + (*optarg == '+');
+			char *end;
+			unsigned long n;
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (!isdigit((unsigned char)*v) || *end || errno || n > UINT32_MAX) {
+				fprintf(stderr,
+				        "  Invalid argument for --interval: %s\n"
+				        "  Error during parsing of command line.\n",
+				        optarg);
+				return EINVALID_CMD_LINE;
+			}
+			merge_poll.interval = (unsigned)n;
+			merge_poll.wait_first = *optarg == '+';
+		} else {
 			return EINVALID_CMD_LINE;
+		}
 	}
+	if (merge_poll.interval)
+		cli_verbose(c, 1, "Checking progress %s waiting every %u seconds.",
+		            merge_poll.wait_first ? "after" : "before", merge_poll.interval);
 	if (!merge || optind >= argc) {
 		fprintf(stderr, "  Usage: ulvm lvconvert --mergesnapshot VG/SNAPSHOT...\n");
 		return EINVALID_CMD_LINE;
@@ -1411,7 +1493,7 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	for (int i = optind; i < argc; i++) {
-		char vgn[256], lvn[256], origin_dm[600], snap_dm[600];
+		char vgn[256], lvn[256], origin_dm[600], snap_dm[600], bg_origin[256] = "";
 		struct ulvm_snapshot s;
 		struct ulvm_snapshot_status st;
 		struct ulvm_vg *vg;
@@ -1458,7 +1540,11 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 				    vgn, lvn, vgn, s.origin->name);
 			} else if (!(r = cli_activate_lv(c, vg, s.origin, true))) {
 				cli_print("Merging of volume %s/%s started.", vgn, lvn);
-				r = cli_merge_poll(c, vg, s.origin);
+				if (background)
+					snprintf(bg_origin, sizeof(bg_origin), "%s",
+					         s.origin->name);
+				else
+					r = cli_merge_poll(c, vg, s.origin);
 			}
 		} else if (!r) {
 			cli_print(
@@ -1470,6 +1556,11 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			rc = ECMD_FAILED;
 		}
 		ulvm_vg_close(vg);
+		/* -b: the command returns; a process of its own polls and finishes the merge */
+		if (!r && bg_origin[0] && (r = merge_in_background(c, vgn, bg_origin))) {
+			cli_fail(r);
+			rc = ECMD_FAILED;
+		}
 	}
 	return rc;
 }

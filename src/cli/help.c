@@ -352,8 +352,14 @@ static const struct help_cmd help_cmds[] = {
            "origin is active and unused (progress is printed until it is done), else when the "
            "origin is activated next.",
            0},
-          {'i', "interval", "Number", "Accepted for LVM2 compatibility.", 0},
-          {'b', "background", NULL, "Accepted for LVM2 compatibility.", 0}),
+          {'i', "interval", "[+]Number",
+           "Print the merge's progress every Number seconds (default 15; 0: no progress "
+           "lines; +Number: wait before the first).",
+           0},
+          {'b', "background", NULL,
+           "Return once the merge has started; a background process waits for it and "
+           "finishes it.",
+           0}),
      "Merges a snapshot into its origin, as LVM2's lvconvert does: the origin gets the "
      "snapshot-merge target, which copies the snapshot's chunks back (in ulvmd when it runs, "
      "else in this command); the snapshot is then removed. A merge into an origin that is "

@@ -140,21 +140,53 @@ int ulvm_snapshot_status_parse(const char *params, struct ulvm_snapshot_status *
 	return 0;
 }
 
-bool ulvm_lv_snapshot_status(const struct ulvm_vg *vg, const struct ulvm_lv *cow,
-                             struct ulvm_snapshot_status *st)
+/* The status line of `target` in the table of active device `name`. */
+static bool device_snapshot_status(const char *name, const char *target,
+                                   struct ulvm_snapshot_status *st)
 {
-	struct ulvm_snapshot snap;
-	char name[300], *text = NULL, *p;
+	char *text = NULL, *p;
 	bool ok = false;
 
-	if (!ulvm_lv_snapshot(vg, cow, &snap) || snap.cow != cow || !ulvm_lv_active(vg, cow))
-		return false;
-	ulvm_lv_dm_name(vg->name, cow->name, name, sizeof(name));
-	/* "START LEN snapshot PARAMS" */
-	if (!ulvm_active_status(name, &text) && (p = strstr(text, " snapshot ")))
-		ok = !ulvm_snapshot_status_parse(p + 10, st);
+	if (!ulvm_active_status(name, &text) && (p = strstr(text, target)))
+		ok = !ulvm_snapshot_status_parse(p + strlen(target), st);
 	free(text);
 	return ok;
+}
+
+/* While a merge runs, LVM2 reports the origin's snapshot-merge status for the merging origin
+ * and for its snapshot, whose own device is an error table (lv_info_with_seg_status); until
+ * the origin's device merges, a snapshot reports its own device's status and the origin
+ * none. */
+bool ulvm_lv_snapshot_status(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                             struct ulvm_snapshot_status *st)
+{
+	struct ulvm_snapshot snap, snaps[64];
+	const struct ulvm_lv *origin = NULL;
+	char name[300];
+	size_t n;
+
+	if (ulvm_lv_snapshot(vg, lv, &snap)) {
+		if (snap.cow != lv || !ulvm_lv_active(vg, lv))
+			return false;
+		if (snap.merging)
+			origin = snap.origin;
+	} else {
+		n = ulvm_lv_snapshots(vg, lv, snaps, ARRAY_SIZE(snaps));
+		for (size_t i = 0; i < n && i < ARRAY_SIZE(snaps) && !origin; i++)
+			if (snaps[i].merging)
+				origin = lv;
+		if (!origin)
+			return false;
+	}
+	if (origin && ulvm_lv_active(vg, origin)) {
+		ulvm_lv_dm_name(vg->name, origin->name, name, sizeof(name));
+		if (device_snapshot_status(name, " snapshot-merge ", st))
+			return true;
+	}
+	if (origin == lv)
+		return false;
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	return device_snapshot_status(name, " snapshot ", st);
 }
 
 /* LVM2's snapshot percent (dm_make_percent, then rounded for two decimals so that a partly
