@@ -517,6 +517,16 @@ void exstore_usage(const struct exstore *s, uint64_t *total, uint64_t *allocated
 	*metadata = (s->current_area + 2) * s->chunk_sectors;
 }
 
+void exstore_room(const struct exstore *s, uint64_t *total, uint64_t *free_chunks)
+{
+	uint64_t used = s->type == EXSTORE_TRANSIENT
+	                    ? (s->chunk_sectors ? s->next_free / s->chunk_sectors : 0)
+	                    : s->next_free;
+
+	*total = s->chunk_bytes ? s->cow_size / s->chunk_bytes : 0;
+	*free_chunks = *total > used ? *total - used : 0;
+}
+
 int exstore_prepare(struct exstore *s, uint64_t *new_chunk)
 {
 	uint64_t size = s->cow_size >> SECTOR_SHIFT;

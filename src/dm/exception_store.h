@@ -120,6 +120,10 @@ void exstore_invalidate(struct exstore *s);
 /* Commit I/O in flight or queued records. */
 bool exstore_busy(const struct exstore *s);
 
+/* Chunks of the COW device in all, and those not yet allocated (persistent: counting the
+ * metadata areas among them; copy-ahead uses it to leave a nearly full COW alone). */
+void exstore_room(const struct exstore *s, uint64_t *total, uint64_t *free_chunks);
+
 /* Status numbers, in sectors, as the kernel reports them. */
 void exstore_usage(const struct exstore *s, uint64_t *total, uint64_t *allocated,
                    uint64_t *metadata);

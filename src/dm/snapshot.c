@@ -28,6 +28,11 @@
 #define COPY_BUF      (128u << 10)
 #define COPY_BUFS     32u
 #define PE_BUCKETS    256u
+/* Copy-ahead (copy_ahead()): the largest window by default, and what sets it. */
+#define COPY_AHEAD_DEFAULT (4u << 20)
+#define COPY_AHEAD_MAX     (64u << 20)
+#define COPY_AHEAD_ENV     "ULVM_SNAPSHOT_COPY_AHEAD"
+#define COPY_AHEAD_RUN     4u /* chunks written one after the other before it starts */
 
 #define container_of(p, type, member) ((type *)(void *)((char *)(p)-offsetof(type, member)))
 
@@ -61,6 +66,7 @@ struct origin {
 	struct io_req *throttled, **throttled_tail;
 	struct io_work work;
 	struct snap *merge_waiting; /* a merge waiting for other snapshots' exceptions */
+	bool remapping;             /* remap_again(): copy-ahead saw these writes already */
 };
 
 struct pe {
@@ -73,6 +79,9 @@ struct pe {
 	struct exstore_commit cm;
 	struct pe *buf_next;
 	bool waiting_reads;
+	/* copy-ahead: the exceptions of the next chunks that this one's copy covers too */
+	struct pe *group_next;
+	uint64_t group_chunks; /* chunks the copy covers, this one included */
 };
 
 struct snap {
@@ -90,6 +99,9 @@ struct snap {
 	unsigned npending, reads_waiters;
 	struct pe *free_pes;
 	struct snap_io *tracked;
+	/* copy-ahead: the window's limit in bytes (0: off), the run of origin chunks written
+	 * one after the other (the last one, how many), and where the copied run ends */
+	uint64_t ahead_bytes, seq_last, seq_run, ahead_end;
 	/* merge */
 	bool merging, merge_stop, merge_wait_tracked;
 	uint64_t merge_old, merge_new, merge_n; /* the run being merged */
@@ -219,8 +231,15 @@ static void remap_again(struct io_req *req)
 	struct dm_target *ti = sio->ti;
 	struct dm_lower *lower = NULL;
 
+	struct origin *o = ti->type == &dm_snapshot_origin_target
+	                       ? ((struct origin_c *)ti->private)->o
+	                       : ((struct snap *)ti->private)->o;
+
 	req->offset = sio->offset - (ti->begin << SECTOR_SHIFT);
-	switch (ti->type->map(ti, req, &lower)) {
+	o->remapping = true;
+	enum dm_map_result r = ti->type->map(ti, req, &lower);
+	o->remapping = false;
+	switch (r) {
 	case DM_MAPIO_REMAPPED:
 		dm_remap_submit(ti, req, lower);
 		break;
@@ -357,6 +376,7 @@ static struct pe *pe_new(struct snap *s, uint64_t chunk, int *err)
 	pe->cm.old_chunk = chunk;
 	pe->cm.new_chunk = new_chunk;
 	pe->cm.done = pe_committed;
+	pe->group_chunks = 1;
 	struct pe **slot = pe_slot(s, chunk);
 	pe->hnext = *slot;
 	*slot = pe;
@@ -438,7 +458,12 @@ static void copy_done(struct dm_copy *c, int result)
 	put_buf(s->o, c->buf);
 	if (result)
 		invalidate_snap(s, "Error reading/writing.");
-	exstore_commit(s->store, &pe->cm);
+	while (pe) { /* a copy-ahead group: every exception it copied */
+		struct pe *next = pe->group_next;
+
+		exstore_commit(s->store, &pe->cm);
+		pe = next;
+	}
 }
 
 /* Copy the origin chunk into the pending exception's COW chunk. */
@@ -455,22 +480,127 @@ static void start_copy(struct pe *pe)
 		o->buf_wait_tail = &pe->buf_next;
 		return;
 	}
-	pe->copy = (struct dm_copy){.src = s->origin_dev,
-	                            .dst = s->cow,
-	                            .src_offset = src,
-	                            .dst_offset = pe->new_chunk << s->shift,
-	                            .len = src < size ? MIN(s->chunk_bytes, size - src) : 0,
-	                            .buf = buf,
-	                            .buf_len = COPY_BUF,
-	                            .done = copy_done,
-	                            .private = pe};
+	pe->copy =
+	    (struct dm_copy){.src = s->origin_dev,
+	                     .dst = s->cow,
+	                     .src_offset = src,
+	                     .dst_offset = pe->new_chunk << s->shift,
+	                     .len = src < size ? MIN(pe->group_chunks << s->shift, size - src) : 0,
+	                     .buf = buf,
+	                     .buf_len = COPY_BUF,
+	                     .done = copy_done,
+	                     .private = pe};
 	if (dm_copy_start(s->ti, &pe->copy))
 		copy_done(&pe->copy, -EIO);
 }
 
+/* Copy-ahead: the limit of the window in bytes, from $ULVM_SNAPSHOT_COPY_AHEAD ("off" or 0,
+ * or a size with an optional K or M), else the default. */
+static uint64_t copy_ahead_limit(void)
+{
+	const char *env = getenv(COPY_AHEAD_ENV);
+	unsigned long long v;
+	char *end;
+
+	if (!env || !*env)
+		return COPY_AHEAD_DEFAULT;
+	if (!strcmp(env, "off"))
+		return 0;
+	errno = 0;
+	v = strtoull(env, &end, 10);
+	if (*end == 'k' || *end == 'K')
+		v <<= 10, end++;
+	else if (*end == 'm' || *end == 'M')
+		v <<= 20, end++;
+	if (errno || *end || end == env) {
+		ulvm_warn("%s=%s is not \"off\" or a size (4M, 512K, bytes): copy-ahead keeps "
+		          "its default window of %u KiB",
+		          COPY_AHEAD_ENV, env, COPY_AHEAD_DEFAULT >> 10);
+		return COPY_AHEAD_DEFAULT;
+	}
+	return MIN(v, (unsigned long long)COPY_AHEAD_MAX);
+}
+
+/*
+ * Copy-ahead for sequential origin writes. At one write at a time every new chunk would pay
+ * a commit of its own (copy, FLUSH, area with FUA) before its write goes on. Once
+ * COPY_AHEAD_RUN consecutive chunks have been written, each write done before the next
+ * came, the exceptions of the chunks after them are made too, in a window that grows with
+ * the run (half as many chunks as the run has, at most ahead_bytes and COW_THRESHOLD / 2),
+ * whenever the copied run ends less than half a window ahead of the write: the window's
+ * chunks are copied (consecutive chunks in one read and one write of up to COPY_BUF) and
+ * committed together, so K chunks pay one commit, and the writes that reach them find them
+ * committed. A chunk copied before it is written holds what the snapshot holds (an earlier
+ * origin write would have copied it), and these are ordinary exceptions on disk. The COW's
+ * last eighth is never used for copy-ahead.
+ */
+static void copy_ahead(struct snap *s, uint64_t chunk)
+{
+	uint64_t win, from, last, total, free_chunks, reserve, end, limit, nc;
+	struct pe *lead = NULL, *prev = NULL;
+
+	if (!s->ahead_bytes || s->overflowed || !s->chunk_bytes)
+		return;
+	if (s->seq_run && chunk == s->seq_last)
+		return;
+	if (!s->seq_run || chunk != s->seq_last + 1) {
+		s->seq_run = 1;
+		s->ahead_end = 0;
+	} else if (extable_lookup(&s->table, s->seq_last, &nc)) {
+		/* the write before is done: a run of writes one after the other (the next piece
+		 * of one large request, whose chunks are batched anyway, does not count) */
+		s->seq_run++;
+	}
+	s->seq_last = chunk;
+	if (s->seq_run < COPY_AHEAD_RUN)
+		return;
+	win = MIN(MAX(s->ahead_bytes >> s->shift, 2), COW_THRESHOLD / 2);
+	win = MIN(win, s->seq_run / 2);
+	if (s->ahead_end <= chunk)
+		s->ahead_end = chunk + 1;
+	if (s->ahead_end - chunk - 1 > win / 2)
+		return; /* far enough ahead: the next window when the writes get closer */
+	exstore_room(s->store, &total, &free_chunks);
+	reserve = total / 8;
+	if (free_chunks <= reserve)
+		return; /* nearly full: only what is written takes space */
+	end = MIN(s->ti->table->size, lower_size(s->origin_dev));
+	limit = (end + s->chunk_bytes - 1) >> s->shift; /* chunks of the snapshot */
+	from = s->ahead_end;
+	last = MIN(MIN(chunk + 1 + win, limit), from + (free_chunks - reserve));
+	/* the chunk written now (when it has no exception yet), then the window */
+	for (uint64_t c = chunk; c < last; c = c == chunk ? MAX(from, c + 1) : c + 1) {
+		struct pe *pe;
+		int err;
+
+		if (extable_lookup(&s->table, c, &nc) || pe_find(s, c)) {
+			if (lead)
+				start_copy(lead);
+			lead = NULL;
+		} else if (!(pe = pe_new(s, c, &err))) {
+			break; /* full (not a failure: nothing needs this chunk yet) */
+		} else if (lead && prev->old_chunk + 1 == c &&
+		           prev->new_chunk + 1 == pe->new_chunk &&
+		           (lead->group_chunks + 1) << s->shift <= COPY_BUF) {
+			prev->group_next = pe;
+			lead->group_chunks++;
+			prev = pe;
+		} else {
+			if (lead)
+				start_copy(lead);
+			lead = prev = pe;
+		}
+		if (c >= from)
+			s->ahead_end = c + 1;
+	}
+	if (lead)
+		start_copy(lead);
+}
+
 /* The kernel's __origin_write for the chunk holding `offset`: start an exception in every
- * active valid snapshot without one; the cell the write must wait for, or NULL. */
-static struct pe *origin_write(struct origin *o, uint64_t offset)
+ * active valid snapshot without one; the cell the write must wait for, or NULL. `ahead`:
+ * a write of the origin (not a merge), where copy_ahead() watches for sequential runs. */
+static struct pe *origin_write(struct origin *o, uint64_t offset, bool ahead)
 {
 	struct pe *wait = NULL;
 
@@ -484,6 +614,8 @@ static struct pe *origin_write(struct origin *o, uint64_t offset)
 		if (offset >= s->ti->table->size) /* beyond the end of the snapshot */
 			continue;
 		chunk = offset >> s->shift;
+		if (ahead && !o->remapping)
+			copy_ahead(s, chunk);
 		if (extable_lookup(&s->table, chunk, &nc))
 			continue;
 		pe = pe_find(s, chunk);
@@ -522,7 +654,7 @@ static enum dm_map_result origin_map_write(struct origin *o, struct io_req *req,
 		o->throttled_tail = &req->next;
 		return DM_MAPIO_SUBMITTED;
 	}
-	pe = origin_write(o, sio->offset);
+	pe = origin_write(o, sio->offset, true);
 	if (pe) {
 		pe_wait(pe, req);
 		return DM_MAPIO_SUBMITTED;
@@ -798,6 +930,7 @@ static int snap_ctr(struct dm_target *ti, unsigned argc, char **argv)
 	s->valid = true;
 	s->merge_queued_tail = &s->merge_queued;
 	s->start_work.fn = merge_start_work;
+	s->ahead_bytes = copy_ahead_limit();
 	extable_init(&s->table);
 	if ((r = exstore_new(type, overflow, chunk, lower_size(cow), bs, &s->store)))
 		goto fail;
@@ -1238,7 +1371,7 @@ static void merge_run(struct snap *s)
 		return;
 	}
 	for (uint64_t off = start; off < end; off += step)
-		if (origin_write(o, off))
+		if (origin_write(o, off, false))
 			wait = true;
 	if (wait) {
 		o->merge_waiting = s; /* pe_finish calls merge_step again */

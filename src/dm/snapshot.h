@@ -16,6 +16,11 @@
  * snapshot's COW) takes the exceptions over from the old table at resume, which needs the
  * old one suspended, as in the kernel.
  *
+ * Sequential origin writes make a snapshot copy the chunks after them ahead (docs/
+ * ARCHITECTURE.md, "dm-snapshot as built"): ordinary exceptions, committed in batches;
+ * $ULVM_SNAPSHOT_COPY_AHEAD ("off", or the largest window: 4M by default) is read by each
+ * snapshot table as it is loaded.
+ *
  * The origin knows its snapshots only through the registry: a registry that holds an origin
  * device must hold every snapshot of it before the origin is written (a process that loads
  * the origin alone writes it unchecked, as a kernel would without the snapshot tables).

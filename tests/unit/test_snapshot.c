@@ -26,8 +26,16 @@
 
 static int setup(void **state)
 {
+	unsetenv("ULVM_SNAPSHOT_COPY_AHEAD"); /* a failed test may have left it set */
 	*state = senv_new("/tmp");
 	return 0;
+}
+
+/* Tests of the kernel's layout for a given order of writes: without copy-ahead, which adds
+ * exceptions for chunks not written yet (test_copy_ahead). Read by each new snapshot table. */
+static void copy_ahead_off(void)
+{
+	assert_int_equal(setenv("ULVM_SNAPSHOT_COPY_AHEAD", "off", 1), 0);
 }
 
 static int teardown(void **state)
@@ -92,6 +100,15 @@ static void rgen(struct senv *v, struct dm_dev *md, uint64_t off, size_t n, uint
 	free(want);
 }
 
+/* The first `n` bytes of the file at `path` as generation `gen` (through a linear table). */
+static void fill_gen(struct senv *v, const char *path, size_t n, uint8_t gen)
+{
+	struct dm_dev *lin = create_dev(v->r, "lin", "0 %zu linear %s 0", n / SECTOR_SIZE, path);
+
+	wgen(v, lin, 0, n, gen);
+	assert_int_equal(dm_remove(v->r, "lin"), 0);
+}
+
 /* The doc's example: 4 KiB chunks, origin writes to chunks 10, 11, 12, 5, 0, 20, then
  * snapshot writes to 30 and 31: area 0 holds (10,2) (11,3) (12,4) (5,5) (0,6) (20,7) (30,8)
  * (31,9) and zeros; the header is SnAp 1 1 8; status 80/16384 16. Reloaded, the same. */
@@ -103,6 +120,7 @@ static void test_layout_and_reload(void **state)
 	static const uint64_t olds[] = {10, 11, 12, 5, 0, 20, 30, 31};
 	uint8_t hdr[16], want[16] = {0x53, 0x6e, 0x41, 0x70, 1, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0};
 
+	copy_ahead_off(); /* chunks 10, 11, 12 are written one after the other */
 	/* origin contents: generation 1 everywhere touched */
 	o = create_dev(v->r, "o", "0 32768 linear %s 0", org);
 	wgen(v, o, 0, 256 * KIB, 1);
@@ -254,6 +272,7 @@ static void test_corrupt_stores(void **state)
 	struct dm_dev *s, *o;
 	int fd;
 
+	copy_ahead_off(); /* exactly the records of the chunks written */
 	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8", org, cow);
 	s = create_dev(v->r, "s", "%s", t);
 	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
@@ -332,9 +351,7 @@ static void test_cow_full(void **state)
 	uint8_t *b = xbuf(4096);
 	char t[1024];
 
-	o = create_dev(v->r, "lin", "0 8192 linear %s 0", org);
-	wgen(v, o, 0, 1 * MIB, 1);
-	assert_int_equal(dm_remove(v->r, "lin"), 0);
+	fill_gen(v, org, 1 * MIB, 1);
 	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8", org, cow);
 	s = create_dev(v->r, "s", "%s", t);
 	s2 = create_dev(v->r, "s2", "0 8192 snapshot %s %s P 8", org, cow2);
@@ -416,9 +433,7 @@ static void test_merge(void **state)
 	struct dm_dev *s, *o;
 	char t[1024];
 
-	o = create_dev(v->r, "lin", "0 8192 linear %s 0", org);
-	wgen(v, o, 0, 4 * MIB, 1);
-	assert_int_equal(dm_remove(v->r, "lin"), 0);
+	fill_gen(v, org, 4 * MIB, 1);
 	snprintf(t, sizeof(t), "%s %s P 8", org, cow);
 	s = create_dev(v->r, "s", "0 8192 snapshot %s", t);
 	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
@@ -580,6 +595,84 @@ static void test_read_holds_origin_write(void **state)
 	free(other);
 }
 
+/* Sequential origin writes, one at a time: the chunks after them are copied ahead (more
+ * allocated than written, within a window of half the run), as ordinary exceptions that
+ * reload and read back; a chunk copied ahead takes no new COW chunk when written; off, the
+ * kernel's count exactly; a COW sized for the writes is never overflowed by copy-ahead. */
+static void test_copy_ahead(void **state)
+{
+	struct senv *v = *state;
+	const char *org = sfile(v, "org", 4 * MIB), *cow = sfile(v, "cow", 2 * MIB);
+	const char *cow_off = sfile(v, "cowoff", 2 * MIB), *cow_exact = sfile(v, "cowx", 1 * MIB);
+	struct dm_dev *s, *o;
+	uint64_t a, total, meta;
+	char t[1024];
+
+	fill_gen(v, org, 4 * MIB, 1);
+	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8", org, cow);
+	s = create_dev(v->r, "s", "%s", t);
+	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
+	for (unsigned c = 0; c < 64; c++)
+		wgen(v, o, c * 4 * KIB, 4 * KIB, 2);
+	assert_int_equal(
+	    sscanf(sline(s, DM_STATUS_INFO), "%" SCNu64 "/%" SCNu64 " %" SCNu64, &a, &total, &meta),
+	    3);
+	assert_int_equal(total, 4096);
+	assert_int_equal(meta, 16);
+	/* header + area + 64 written chunks, and some ahead (at most half the run) */
+	assert_true(a > (2 + 64) * 8);
+	assert_true(a <= (2 + 64 + 32) * 8);
+	uint64_t ahead = a / 8 - 2 - 64;
+	bool seen[128] = {false};
+	for (uint64_t i = 0; i < 64 + ahead; i++) { /* one record per chunk, in any order */
+		uint64_t old = get64(cow, 4096 + 16 * i);
+
+		assert_true(old < 64 + ahead && !seen[old]);
+		seen[old] = true;
+		assert_int_equal(get64(cow, 4096 + 16 * i + 8), 2 + i);
+	}
+	assert_int_equal(get64(cow, 4096 + 16 * (64 + ahead) + 8), 0);
+	rgen(v, s, 0, 4 * MIB, 1);
+	rgen(v, o, 0, 256 * KIB, 2);
+	rgen(v, o, 256 * KIB, 4 * MIB - 256 * KIB, 1);
+
+	/* reloaded: the same exceptions; the next chunk was copied already and takes none */
+	senv_restart(v);
+	s = create_dev(v->r, "s", "%s", t);
+	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
+	char want[64];
+	snprintf(want, sizeof(want), "%" PRIu64 "/4096 16", a);
+	assert_string_equal(sline(s, DM_STATUS_INFO), want);
+	wgen(v, o, 64 * 4 * KIB, 4 * KIB, 3);
+	assert_string_equal(sline(s, DM_STATUS_INFO), want);
+	rgen(v, s, 0, 4 * MIB, 1);
+	rgen(v, o, 64 * 4 * KIB, 4 * KIB, 3);
+	assert_int_equal(dm_remove(v->r, "o"), 0);
+	assert_int_equal(dm_remove(v->r, "s"), 0);
+
+	/* off: exactly the chunks written */
+	copy_ahead_off();
+	s = create_dev(v->r, "s", "0 8192 snapshot %s %s P 8", org, cow_off);
+	unsetenv("ULVM_SNAPSHOT_COPY_AHEAD");
+	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
+	for (unsigned c = 100; c < 164; c++)
+		wgen(v, o, c * 4 * KIB, 4 * KIB, 4);
+	assert_string_equal(sline(s, DM_STATUS_INFO), "528/4096 16");
+	assert_int_equal(dm_remove(v->r, "o"), 0);
+	assert_int_equal(dm_remove(v->r, "s"), 0);
+
+	/* a COW of 256 chunks holds 254 exceptions: 254 chunks written in sequence fill it
+	 * without going invalid (copy-ahead leaves the last eighth alone); one more does */
+	s = create_dev(v->r, "s", "0 8192 snapshot %s %s P 8", org, cow_exact);
+	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
+	for (unsigned c = 300; c < 300 + 254; c++)
+		wgen(v, o, c * 4 * KIB, 4 * KIB, 5);
+	assert_string_equal(sline(s, DM_STATUS_INFO), "2048/2048 16");
+	rgen(v, s, 300 * 4 * KIB, 254 * 4 * KIB, 1);
+	wgen(v, o, 1000 * 4 * KIB, 4 * KIB, 5);
+	assert_string_equal(sline(s, DM_STATUS_INFO), "Invalid");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -591,6 +684,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_handover, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_holds_origin_write, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_ahead, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,9 @@
  * while the others carry on. Then the 16 KiB snapshot is merged into the origin while
  * the origin is written and read; the 4 KiB snapshot must still read as its copy. Every
  * device is read whole and compared at the end, and again after a restart (new registry).
+ * Every 100 requests a sequential run of small origin writes, each after the one before
+ * completed (as dd writes), with random requests near the run's front in between: the
+ * snapshots copy ahead of the run while those read and write the chunks being copied.
  * Files on /tmp (ext4 here: io_uring). MODEL_OPS overrides the number of requests. */
 #include <errno.h>
 #include <inttypes.h>
@@ -55,6 +58,7 @@ struct model {
 	const char *org, *cow[NDEV];
 	unsigned compared_bytes_mib;
 	uint64_t compared;
+	unsigned seq_runs;
 };
 
 static const unsigned chunk_sectors[NDEV] = {0, 8, 32, 128};
@@ -136,20 +140,12 @@ static uint64_t rand_len(void)
 	return sectors * SECTOR_SIZE;
 }
 
-/* Submit one random request to one of `devs` (a bit mask). */
-static void one_op(struct model *m, unsigned devs)
+/* Submit a request of `len` bytes at `off` to device `dev`, once nothing in flight
+ * conflicts with it; the slot it took. */
+static struct op *submit_op(struct model *m, int dev, bool write, uint64_t off, uint64_t len)
 {
-	int dev;
-	bool write;
-	uint64_t off, len;
 	struct op *op = NULL;
 
-	do
-		dev = (int)(rnd() % NDEV);
-	while (!(devs & (1u << dev)) || !m->d[dev].exists);
-	write = m->d[dev].writable && rnd() % 2;
-	len = rand_len();
-	off = (rnd() % ((ORIGIN_SIZE - len) / SECTOR_SIZE + 1)) * SECTOR_SIZE;
 	while (conflicts(m, dev, write, off, len)) {
 		assert_true(m->inflight > 0);
 		assert_true(io_engine_poll(m->v->e, 1) >= 0);
@@ -176,6 +172,63 @@ static void one_op(struct model *m, unsigned devs)
 	treq_init(&op->t, write ? IO_OP_WRITE : IO_OP_READ, off, len, op->buf);
 	dm_submit(m->d[dev].md, &op->t.req);
 	reap(m, false);
+	return op;
+}
+
+/* Submit one random request to one of `devs` (a bit mask), within [base, base + span). */
+static void one_op_in(struct model *m, unsigned devs, uint64_t base, uint64_t span)
+{
+	int dev;
+	bool write;
+	uint64_t off, len;
+
+	do
+		dev = (int)(rnd() % NDEV);
+	while (!(devs & (1u << dev)) || !m->d[dev].exists);
+	write = m->d[dev].writable && rnd() % 2;
+	len = rand_len();
+	len = MIN(len, span);
+	off = base + (rnd() % ((span - len) / SECTOR_SIZE + 1)) * SECTOR_SIZE;
+	submit_op(m, dev, write, off, len);
+}
+
+static void one_op(struct model *m, unsigned devs)
+{
+	one_op_in(m, devs, 0, ORIGIN_SIZE);
+}
+
+/* A sequential run of `n` small origin writes, each submitted once the one before has
+ * completed, with a random request of `devs` within 256 KiB after the run's front in
+ * between (chunks being copied ahead: read, written, by the snapshots and the origin). */
+static void seq_run(struct model *m, unsigned devs, unsigned n)
+{
+	uint64_t off = (rnd() % (ORIGIN_SIZE / 2 / SECTOR_SIZE)) * SECTOR_SIZE;
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t len = (1 + rnd() % 16) * SECTOR_SIZE;
+		struct op *op;
+
+		if (off + len + 256 * KIB > ORIGIN_SIZE)
+			break;
+		op = submit_op(m, 0, true, off, len);
+		if (rnd() % 2)
+			one_op_in(m, devs, off + len, 256 * KIB);
+		while (op->busy) {
+			assert_true(io_engine_poll(m->v->e, 1) >= 0);
+			reap(m, false);
+		}
+		off += len;
+	}
+	m->seq_runs++;
+}
+
+/* One random request, or every 100th time a sequential run. */
+static void next_op(struct model *m, unsigned devs, unsigned done)
+{
+	if (done % 100 == 50)
+		seq_run(m, devs, 64);
+	else
+		one_op(m, devs);
 }
 
 static void compare_all(struct model *m, const char *when)
@@ -260,13 +313,13 @@ static void test_model(void **state)
 		one_op(m, 1);
 	take_snapshot(m, 1);
 	for (; done < nops / 4; done++)
-		one_op(m, 0xf);
+		next_op(m, 0xf, done);
 	take_snapshot(m, 2);
 	for (; done < nops / 3; done++)
-		one_op(m, 0xf);
+		next_op(m, 0xf, done);
 	take_snapshot(m, 3);
 	for (; done < nops * 3 / 4; done++)
-		one_op(m, 0xf);
+		next_op(m, 0xf, done);
 	reap(m, true);
 	assert_true(m->d[3].invalid); /* the 3 MiB COW filled */
 	assert_string_equal(sline(m->d[3].md, DM_STATUS_INFO), "Invalid");
@@ -285,7 +338,7 @@ static void test_model(void **state)
 	m->d[2].exists = false;
 	unsigned during = 0;
 	for (; done < nops; done++, during++)
-		one_op(m, 0x3);
+		next_op(m, 0x3, done);
 	reap(m, true);
 	/* wait for the merge to end: allocated == metadata */
 	for (;;) {
@@ -305,10 +358,12 @@ static void test_model(void **state)
 	open_all(m, true);
 	compare_all(m, "after a restart");
 	assert_string_equal(sline(m->d[3].md, DM_STATUS_INFO), "Invalid");
-	printf("model: %u requests (%u during the merge), %" PRIu64 " MiB compared; "
-	       "origin %u reads %u writes, s1 %u/%u, s2 %u/%u, s3 %u/%u then Invalid\n",
-	       done, during, m->compared >> 20, m->d[0].reads, m->d[0].writes, m->d[1].reads,
-	       m->d[1].writes, m->d[2].reads, m->d[2].writes, m->d[3].reads, m->d[3].writes);
+	printf("model: %u requests (%u during the merge) and %u sequential runs, %" PRIu64
+	       " MiB compared; origin %u reads %u writes, s1 %u/%u, s2 %u/%u, s3 %u/%u then "
+	       "Invalid\n",
+	       done, during, m->seq_runs, m->compared >> 20, m->d[0].reads, m->d[0].writes,
+	       m->d[1].reads, m->d[1].writes, m->d[2].reads, m->d[2].writes, m->d[3].reads,
+	       m->d[3].writes);
 	for (int i = 0; i < NDEV; i++)
 		free(m->d[i].model);
 	for (unsigned i = 0; i < QD; i++)

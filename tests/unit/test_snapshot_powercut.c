@@ -2,7 +2,10 @@
  * persistent) takes a workload of origin writes (512 B to 64 KiB, up to 4 in flight) with a
  * FLUSH every few writes. The power is cut (io/bdev's bdev_fault_inject_after, with
  * bdev_fault_lose_unflushed: writes not flushed are lost) after every single write of the
- * workload, one run per cut point. After each cut, on the files as they are: both stores open,
+ * workload, one run per cut point. The workload ends with a sequential run of small writes,
+ * one at a time (as dd), so that both snapshots copy ahead and cuts land inside copy-ahead
+ * batches (the complete run checks that they did copy ahead). After each cut, on the files as
+ * they are: both stores open,
  * every origin sector holds what the last completed FLUSH covered or what a write issued
  * after it wrote, and both snapshots read the origin exactly as it was when they were taken.
  *
@@ -39,6 +42,9 @@
 #define FLUSH_EVERY 4
 #define QD          4
 #define MAX_WRITE   (32 * KIB)
+#define SEQ_WRITES  24 /* then 2 KiB writes one after the other from SEQ_BASE */
+#define SEQ_LEN     (2 * KIB)
+#define SEQ_BASE    (1 * MIB + 3 * KIB)
 
 /* ---- pcdev: synchronous bdev I/O, seen by the fault hooks ---------------------------------- */
 
@@ -156,10 +162,20 @@ static void run_workload(struct wl *w, struct dm_dev *o, uint64_t seed)
 
 	assert_non_null(pw);
 	rng_state = seed;
-	for (unsigned n = 0; n < NWRITES; n++) {
+	for (unsigned n = 0; n < NWRITES + SEQ_WRITES; n++) {
 		struct pw *p = NULL;
-		uint64_t len = (1 + rnd() % (MAX_WRITE / SECTOR_SIZE)) * SECTOR_SIZE;
-		uint64_t off = (rnd() % ((ORIGIN_SIZE - len) / SECTOR_SIZE + 1)) * SECTOR_SIZE;
+		uint64_t len, off;
+
+		if (n < NWRITES) {
+			len = (1 + rnd() % (MAX_WRITE / SECTOR_SIZE)) * SECTOR_SIZE;
+			off = (rnd() % ((ORIGIN_SIZE - len) / SECTOR_SIZE + 1)) * SECTOR_SIZE;
+		} else { /* sequential, each after the one before completed */
+			len = SEQ_LEN;
+			off = SEQ_BASE + (n - NWRITES) * SEQ_LEN;
+			for (unsigned i = 0; i < QD; i++)
+				if (pw[i].busy)
+					spoll_until(w->v, &pw[i].t.calls);
+		}
 
 		/* no two writes in flight on the same sectors (their order would be open) */
 		for (;;) {
@@ -216,7 +232,32 @@ static void run_workload(struct wl *w, struct dm_dev *o, uint64_t seed)
 	rng_state = save;
 }
 
-static void check_after_cut(struct wl *w, long cut)
+/* COW chunks in use by snapshot `md` (status allocated / chunk). */
+static uint64_t chunks_used(struct dm_dev *md, unsigned chunk_sectors)
+{
+	uint64_t a, total, meta;
+
+	assert_int_equal(sscanf(sline(md, DM_STATUS_INFO), "%" SCNu64 "/%" SCNu64 " %" SCNu64, &a,
+	                        &total, &meta),
+	                 3);
+	return a / chunk_sectors;
+}
+
+/* Chunks of `chunk_sectors` the workload wrote. */
+static uint64_t chunks_written(const struct wl *w, unsigned chunk_sectors)
+{
+	uint64_t n = 0;
+
+	for (uint64_t c = 0; c < NSECT / chunk_sectors; c++)
+		for (uint64_t sec = c * chunk_sectors; sec < (c + 1) * chunk_sectors; sec++)
+			if (w->current[sec]) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+static void check_after_cut(struct wl *w, long cut, bool complete)
 {
 	struct senv *v = w->v;
 	struct dm_dev *s[2], *o;
@@ -239,6 +280,11 @@ static void check_after_cut(struct wl *w, long cut)
 			         ulvm_last_error());
 	}
 	o = create_dev(v->r, "o", "0 %u snapshot-origin %s", NSECT, w->org);
+	for (int i = 0; complete && i < 2; i++) /* header, areas, chunks written, and ahead */
+		if (chunks_used(s[i], chunks[i]) <= 2 + chunks_written(w, chunks[i]))
+			fail_msg("snapshot %d copied nothing ahead: %" PRIu64
+			         " chunks used for %" PRIu64 " written",
+			         i, chunks_used(s[i], chunks[i]), chunks_written(w, chunks[i]));
 	assert_int_equal(sio(v, o, IO_OP_READ, 0, ORIGIN_SIZE, b), 0);
 	for (uint64_t sec = 0; sec < NSECT; sec++) {
 		uint64_t id;
@@ -316,7 +362,7 @@ static void powercut(struct senv *v, bool lose_unflushed, long stride)
 		senv_restart(v);
 		refused = bdev_fault_inject_after(-1);
 		cuts++;
-		check_after_cut(w, cut);
+		check_after_cut(w, cut, refused == 0);
 		if (refused == 0)
 			break; /* the workload ended before the cut point: every point was tried */
 	}
