@@ -74,12 +74,51 @@ struct pool_features {
 
 /* ---- a u64 -> u64 cache (open addressing, linear probing, backward-shift delete) ----- */
 
+/* Key and value side by side: a random lookup costs one cache miss, not one per array. */
+struct map64_ent {
+	uint64_t key, val;
+};
+
+/* A run found in the cache (run_bytes), inside one slot of RUN_SLOT blocks: [lo, hi), of one
+ * kind, mapped from data block db on; valid while its epoch is the cache's. */
+struct run_slot {
+	uint64_t lo, hi, db, epoch;
+	int kind; /* 1 mapped unshared, 2 mapped shared, 3 unmapped */
+};
+
 struct map64 {
-	uint64_t *keys, *vals;
+	struct map64_ent *ents;
 	size_t cap, n; /* cap: power of two or 0 */
 	bool lost;     /* an entry was ever dropped (full, or out of memory) */
-	uint64_t gen;  /* changes with every change of an entry */
+	/* The runs found, one per slot of blocks (slot i % nslots): a change of an entry
+	 * forgets the run of its slot, a change of them all (run_epoch++) every run. */
+	struct run_slot *slots;
+	size_t nslots;
+	uint64_t run_epoch; /* from 1 */
 };
+
+#define RUN_SLOT      4096u /* blocks */
+#define RUN_SLOTS_MAX (1u << 16)
+
+static inline struct run_slot *run_slot_of(const struct map64 *m, uint64_t k)
+{
+	return m->nslots ? &m->slots[(k / RUN_SLOT) % m->nslots] : NULL;
+}
+
+/* An entry changes: the run of its slot may no longer hold. */
+static inline void map64_changed(struct map64 *m, uint64_t k)
+{
+	struct run_slot *r = run_slot_of(m, k);
+
+	if (r)
+		r->epoch = 0;
+}
+
+/* Every entry may mean something else (a snapshot shares them all, the cache starts over). */
+static inline void map64_forget_runs(struct map64 *m)
+{
+	m->run_epoch++;
+}
 
 static inline size_t map64_slot(const struct map64 *m, uint64_t k)
 {
@@ -91,44 +130,49 @@ static inline uint64_t *map64_get(const struct map64 *m, uint64_t k)
 	if (!m->cap)
 		return NULL;
 	for (size_t i = map64_slot(m, k);; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == k)
-			return &m->vals[i];
-		if (m->keys[i] == CACHE_EMPTY)
+		if (m->ents[i].key == k)
+			return &m->ents[i].val;
+		if (m->ents[i].key == CACHE_EMPTY)
 			return NULL;
 	}
 }
 
 static void map64_free(struct map64 *m)
 {
-	free(m->keys);
-	free(m->vals);
+	free(m->ents);
+	free(m->slots);
 	memset(m, 0, sizeof(*m));
+}
+
+static void map64_empty(struct map64_ent *ents, size_t cap)
+{
+	for (size_t i = 0; i < cap; i++)
+		ents[i].key = CACHE_EMPTY;
 }
 
 static bool map64_grow(struct map64 *m)
 {
 	struct map64 n = {.cap = m->cap ? m->cap * 2 : 1024};
 
-	n.keys = malloc(n.cap * sizeof(*n.keys));
-	n.vals = malloc(n.cap * sizeof(*n.vals));
-	if (!n.keys || !n.vals) {
-		map64_free(&n);
+	n.ents = malloc(n.cap * sizeof(*n.ents));
+	if (!n.ents)
 		return false;
-	}
-	memset(n.keys, 0xff, n.cap * sizeof(*n.keys));
+	map64_empty(n.ents, n.cap);
 	for (size_t i = 0; i < m->cap; i++) {
-		if (m->keys[i] == CACHE_EMPTY)
+		if (m->ents[i].key == CACHE_EMPTY)
 			continue;
-		size_t j = map64_slot(&n, m->keys[i]);
+		size_t j = map64_slot(&n, m->ents[i].key);
 
-		while (n.keys[j] != CACHE_EMPTY)
+		while (n.ents[j].key != CACHE_EMPTY)
 			j = (j + 1) & (n.cap - 1);
-		n.keys[j] = m->keys[i];
-		n.vals[j] = m->vals[i];
+		n.ents[j] = m->ents[i];
 		n.n++;
 	}
 	n.lost = m->lost;
-	map64_free(m);
+	n.slots = m->slots;
+	n.nslots = m->nslots;
+	n.run_epoch = m->run_epoch;
+	free(m->ents);
 	*m = n;
 	return true;
 }
@@ -138,15 +182,16 @@ static void map64_put(struct map64 *m, uint64_t k, uint64_t v)
 {
 	uint64_t *p = map64_get(m, k);
 
-	m->gen++;
+	map64_changed(m, k);
 	if (p) {
 		*p = v;
 		return;
 	}
 	if (m->n >= CACHE_MAX_ENTRIES) {
-		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
+		map64_empty(m->ents, m->cap);
 		m->n = 0;
 		m->lost = true;
+		map64_forget_runs(m);
 	}
 	if ((m->n + 1) * 2 > m->cap && !map64_grow(m)) {
 		m->lost = true;
@@ -154,10 +199,9 @@ static void map64_put(struct map64 *m, uint64_t k, uint64_t v)
 	}
 	size_t i = map64_slot(m, k);
 
-	while (m->keys[i] != CACHE_EMPTY)
+	while (m->ents[i].key != CACHE_EMPTY)
 		i = (i + 1) & (m->cap - 1);
-	m->keys[i] = k;
-	m->vals[i] = v;
+	m->ents[i] = (struct map64_ent){k, v};
 	m->n++;
 }
 
@@ -167,29 +211,29 @@ static void map64_del(struct map64 *m, uint64_t k)
 
 	if (!m->cap)
 		return;
-	m->gen++;
-	for (i = map64_slot(m, k); m->keys[i] != k; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == CACHE_EMPTY)
+	map64_changed(m, k);
+	for (i = map64_slot(m, k); m->ents[i].key != k; i = (i + 1) & (m->cap - 1))
+		if (m->ents[i].key == CACHE_EMPTY)
 			return;
 	/* Backward shift: pull later entries of the run into the hole when they may. */
-	for (j = (i + 1) & (m->cap - 1); m->keys[j] != CACHE_EMPTY; j = (j + 1) & (m->cap - 1)) {
-		size_t home = map64_slot(m, m->keys[j]);
+	for (j = (i + 1) & (m->cap - 1); m->ents[j].key != CACHE_EMPTY;
+	     j = (j + 1) & (m->cap - 1)) {
+		size_t home = map64_slot(m, m->ents[j].key);
 
 		if (((j - home) & (m->cap - 1)) >= ((j - i) & (m->cap - 1))) {
-			m->keys[i] = m->keys[j];
-			m->vals[i] = m->vals[j];
+			m->ents[i] = m->ents[j];
 			i = j;
 		}
 	}
-	m->keys[i] = CACHE_EMPTY;
+	m->ents[i].key = CACHE_EMPTY;
 	m->n--;
 }
 
 static void map64_clear(struct map64 *m)
 {
-	m->gen++;
+	map64_forget_runs(m);
 	if (m->cap)
-		memset(m->keys, 0xff, m->cap * sizeof(*m->keys));
+		map64_empty(m->ents, m->cap);
 	m->n = 0;
 }
 
@@ -206,9 +250,6 @@ struct thin_dev {
 	uint32_t snapshotted_time;
 	struct map64 cache; /* vblock -> mapping value, or CACHE_UNMAPPED */
 	bool complete;      /* the cache holds every mapping: a miss is an unmapped block */
-	/* The last run found (run_bytes): [run_vb, run_end) while the cache is at run_gen. */
-	uint64_t run_vb, run_end, run_gen;
-	int run_kind; /* 0 none, 1 mapped unshared, 2 mapped shared, 3 unmapped */
 };
 
 static inline bool td_complete(const struct thin_dev *td)
@@ -1168,7 +1209,7 @@ static int pool_message(struct dm_target *ti, unsigned argc, char **argv, struct
 			if (origin && !thin_md_device_info(p->pmd, b, &info))
 				origin->snapshotted_time = info.snapshotted_time;
 			if (origin)
-				origin->cache.gen++; /* its blocks are shared now */
+				map64_forget_runs(&origin->cache); /* its blocks are shared now */
 		}
 	} else if (!strcasecmp(argv[0], "delete")) {
 		NARGS(2);
@@ -1551,13 +1592,17 @@ static inline const uint64_t *cached(const struct thin_dev *td, uint64_t vb)
 	return c ? c : td_complete(td) ? &unmapped : NULL;
 }
 
-/* Bytes from `offset` to the end of its run, from the mapping cache, at most RUN_MAX
- * blocks; else to the end of the block. A run goes down as one request: blocks mapped one
- * after the other on the data device, all unshared (reads and writes are remapped) or, from
- * a block start, all shared (reads remapped, writes break sharing together); or, from a block
- * start, blocks all unmapped (reads are zeroes, writes provision them together). */
-#define RUN_MAX    4096u
-#define RUN_SEARCH (1u << 16) /* blocks searched each way for the run to remember */
+/* Bytes from `offset` to the end of its run, from the mapping cache, at most to the end of
+ * its slot of RUN_SLOT blocks; else to the end of the block. A run goes down as one request:
+ * blocks mapped one after the other on the data device, all unshared (reads and writes are
+ * remapped) or, from a block start, all shared (reads remapped, writes break sharing
+ * together); or, from a block start, blocks all unmapped (reads are zeroes, writes provision
+ * them together).
+ *
+ * The run found is kept for its slot, until an entry of the slot changes: later requests
+ * inside it, random ones too, find it without a search, and a search (once per slot and
+ * change) looks at no more than the slot's blocks, so that random requests over a volume of
+ * many long runs cost one look at their slot each. */
 static int block_kind(const struct thin_dev *td, const uint64_t *c)
 {
 	if (!c || *c == CACHE_BUSY)
@@ -1567,49 +1612,86 @@ static int block_kind(const struct thin_dev *td, const uint64_t *c)
 	return is_shared(td, *c) ? 2 : 1;
 }
 
+/* The run kept for vb's slot, if it holds vb and nothing changed since. */
+static inline const struct run_slot *kept_run(const struct thin_dev *td, uint64_t vb)
+{
+	const struct run_slot *r = run_slot_of(&td->cache, vb);
+
+	return r && r->epoch == td->cache.run_epoch && vb >= r->lo && vb < r->hi ? r : NULL;
+}
+
+/* Slots for the runs of a device of `blocks` blocks (none if out of memory: every request
+ * then searches its slot). */
+static void run_slots_alloc(struct map64 *m, uint64_t blocks)
+{
+	size_t n = (size_t)MIN(blocks / RUN_SLOT + 1, (uint64_t)RUN_SLOTS_MAX);
+
+	m->slots = calloc(n, sizeof(*m->slots));
+	m->nslots = m->slots ? n : 0;
+	if (!m->run_epoch)
+		m->run_epoch = 1;
+}
+
 static uint64_t run_bytes(struct thin_c *tc, uint64_t offset)
 {
 	struct pool *p = tc->pool;
 	struct thin_dev *td = tc->td;
 	uint64_t vb = block_of(p, offset), lo, hi;
 	uint64_t to_end = (vb + 1) * p->block_bytes - offset;
+	uint64_t slot_lo = vb / RUN_SLOT * RUN_SLOT, slot_hi = slot_lo + RUN_SLOT;
 	bool aligned = to_end == p->block_bytes;
+	const struct run_slot *kept = kept_run(td, vb);
+	struct run_slot *r;
 	const uint64_t *c;
 	int kind;
 
-	/* Inside the last run found, nothing changed since: a suffix of a run is a run. */
-	if (td->run_gen == td->cache.gen && td->run_kind && vb >= td->run_vb && vb < td->run_end) {
-		if ((td->run_kind != 1 && !aligned) || (td->run_kind == 3 && tc->origin))
+	/* a suffix of a run is a run */
+	if (kept) {
+		if ((kept->kind != 1 && !aligned) || (kept->kind == 3 && tc->origin))
 			return to_end;
-		return to_end + (MIN(td->run_end - vb, (uint64_t)RUN_MAX) - 1) * p->block_bytes;
+		return to_end + (kept->hi - vb - 1) * p->block_bytes;
 	}
 	c = cached(td, vb);
 	kind = block_kind(td, c);
 	if (!kind || (kind != 1 && !aligned) || (kind == 3 && tc->origin))
 		return to_end;
-	/* Both ways from vb, up to RUN_SEARCH blocks each, so that later requests inside the
-	 * run (random ones too) find it without a search. */
 	uint64_t d = kind == 3 ? 0 : thin_mapping_block(*c);
 
-	for (hi = vb + 1; hi - vb < RUN_SEARCH; hi++) {
+	for (hi = vb + 1; hi < slot_hi; hi++) {
 		const uint64_t *cn = cached(td, hi);
 
 		if (block_kind(td, cn) != kind ||
 		    (kind != 3 && thin_mapping_block(*cn) != d + (hi - vb)))
 			break;
 	}
-	for (lo = vb; lo > 0 && vb - lo < RUN_SEARCH; lo--) {
+	for (lo = vb; lo > slot_lo; lo--) {
 		const uint64_t *cn = cached(td, lo - 1);
 
 		if (block_kind(td, cn) != kind ||
 		    (kind != 3 && (thin_mapping_block(*cn) + (vb - lo + 1) != d)))
 			break;
 	}
-	td->run_vb = lo;
-	td->run_end = hi;
-	td->run_kind = kind;
-	td->run_gen = td->cache.gen;
-	return to_end + (MIN(hi - vb, (uint64_t)RUN_MAX) - 1) * p->block_bytes;
+	if (!td->cache.slots)
+		run_slots_alloc(&td->cache, tc->ti->len / p->sectors_per_block);
+	if ((r = run_slot_of(&td->cache, vb)))
+		*r = (struct run_slot){.lo = lo,
+		                       .hi = hi,
+		                       .db = d - (vb - lo),
+		                       .epoch = td->cache.run_epoch,
+		                       .kind = kind};
+	return to_end + (hi - vb - 1) * p->block_bytes;
+}
+
+/* The data block of vb from the run kept for its slot, when it may be remapped without a
+ * change (a write: not shared): no hash lookup, which is a cache miss for a random request. */
+static inline bool run_block(const struct thin_dev *td, uint64_t vb, bool write, uint64_t *db)
+{
+	const struct run_slot *r = kept_run(td, vb);
+
+	if (!r || !(r->kind == 1 || (r->kind == 2 && !write)))
+		return false;
+	*db = r->db + (vb - r->lo);
+	return true;
 }
 
 /* ---- provisioning a run of blocks together ---- */
@@ -2120,15 +2202,22 @@ static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
 	/* The fast path: a cached mapping that needs no change. */
 	if (__builtin_expect(req->op == IO_OP_READ || req->op == IO_OP_WRITE, 1) &&
 	    p->mode != PM_FAIL) {
-		const uint64_t *c = cached(tc->td, t->vblock);
+		const uint64_t *c = NULL;
+		uint64_t db = 0;
+		bool mapped = run_block(tc->td, t->vblock, req->op == IO_OP_WRITE, &db);
 
-		if (c && *c == CACHE_BUSY)
-			c = NULL;
-		if (c && *c != CACHE_UNMAPPED &&
-		    (req->op == IO_OP_READ || !is_shared(tc->td, *c))) {
+		if (!mapped) {
+			c = cached(tc->td, t->vblock);
+			if (c && *c == CACHE_BUSY)
+				c = NULL;
+			mapped = c && *c != CACHE_UNMAPPED &&
+			         (req->op == IO_OP_READ || !is_shared(tc->td, *c));
+			if (mapped)
+				db = thin_mapping_block(*c);
+		}
+		if (mapped) {
 			t->state = TS_MAPPED;
-			req->offset = thin_mapping_block(*c) * p->block_bytes +
-			              (t->voff - t->vblock * p->block_bytes);
+			req->offset = db * p->block_bytes + (t->voff - t->vblock * p->block_bytes);
 			*lower = tc->pool_dev;
 			return DM_MAPIO_REMAPPED;
 		}

@@ -359,6 +359,91 @@ static void test_block_status(void **state)
 	free(b);
 }
 
+/* Fill n blocks from vblock vb with a byte per block (its number and `gen`). */
+static void fill_blocks(uint8_t *b, uint64_t vb, unsigned n, unsigned gen)
+{
+	for (unsigned i = 0; i < n; i++)
+		memset(b + (size_t)i * BLOCK, (int)((vb + i) * 7 + gen) & 0xff, BLOCK);
+}
+
+static void expect_blocks(struct tenv *v, struct dm_dev *md, uint64_t vb, unsigned n,
+                          const uint8_t *want)
+{
+	uint8_t *got = xbuf((size_t)n * BLOCK);
+
+	assert_int_equal(tio(v, md, IO_OP_READ, vb * BLOCK, (uint64_t)n * BLOCK, got, 0), 0);
+	for (unsigned i = 0; i < n; i++)
+		if (memcmp(got + (size_t)i * BLOCK, want + (size_t)i * BLOCK, BLOCK))
+			fail_msg("%s: block %" PRIu64 " reads wrong bytes (%u)", dm_name(md),
+			         vb + i, got[(size_t)i * BLOCK]);
+	/* and a 4 KiB read inside every block, as random reads come */
+	for (unsigned i = 0; i < n; i++) {
+		assert_int_equal(tio(v, md, IO_OP_READ, (vb + i) * BLOCK + 8192, 4096, got, 0), 0);
+		assert_memory_equal(got, want + (size_t)i * BLOCK + 8192, 4096);
+	}
+	free(got);
+}
+
+/* The runs the data path keeps, one per slot of 4096 blocks: a request over the border of
+ * two slots, 4 KiB reads inside kept runs, and every change that must make a kept run go (a
+ * snapshot sharing the blocks, breaking sharing, a discard, provisioning inside the run). */
+static void test_runs_across_slots(void **state)
+{
+	struct tenv *v = *state;
+	const uint64_t vb0 = 4090, nvb = 8200; /* slots [0, 4096), [4096, 8192), [8192, ...) */
+	uint8_t *want = xbuf(12 * BLOCK), *snap_want = xbuf(12 * BLOCK), *z = xbuf(BLOCK);
+	struct dm_dev *pool, *thin, *snap;
+
+	pool = make_pool(v, 32768, NULL);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 %" PRIu64 " thin pool 1", nvb * 128);
+	fill_blocks(want, vb0, 12, 0);
+	/* one write: 12 new data blocks one after the other, across the slot border */
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, vb0 * BLOCK, 12 * BLOCK, want, 0), 0);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 8195 * BLOCK, BLOCK, want, 0), 0);
+	expect_blocks(v, thin, vb0, 12, want);
+	expect_blocks(v, thin, 8195, 1, want);
+	/* A snapshot: the origin's kept runs no longer say "unshared". */
+	assert_int_equal(dm_suspend(thin), 0);
+	tmsg_ok(pool, "create_snap 2 1");
+	assert_int_equal(dm_resume(thin), 0);
+	snap = create_dev(v->r, "snap", "0 %" PRIu64 " thin pool 2", nvb * 128);
+	memcpy(snap_want, want, 12 * BLOCK);
+	fill_blocks(want + 2 * BLOCK, vb0 + 2, 1, 1);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, (vb0 + 2) * BLOCK, BLOCK, want + 2 * BLOCK, 0),
+	                 0);
+	fill_blocks(want + 7 * BLOCK, vb0 + 7, 2, 1); /* across the border, partly */
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, (vb0 + 7) * BLOCK + 4096, 2 * BLOCK - 8192,
+	                     want + 7 * BLOCK + 4096, 0),
+	                 0);
+	memcpy(want + 7 * BLOCK, snap_want + 7 * BLOCK, 4096);
+	memcpy(want + 9 * BLOCK - 4096, snap_want + 9 * BLOCK - 4096, 4096);
+	expect_blocks(v, thin, vb0, 12, want);
+	expect_blocks(v, snap, vb0, 12, snap_want);
+	/* A discard inside a kept run: zeroes; then a partial write there: zeroes around it. */
+	assert_int_equal(tio(v, thin, IO_OP_DISCARD, (vb0 + 10) * BLOCK, BLOCK, NULL, 0), 0);
+	memset(want + 10 * BLOCK, 0, BLOCK);
+	expect_blocks(v, thin, vb0, 12, want);
+	memset(z, 0x33, 4096);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, (vb0 + 10) * BLOCK, 4096, z, 0), 0);
+	memset(want + 10 * BLOCK, 0x33, 4096);
+	expect_blocks(v, thin, vb0, 12, want);
+	expect_blocks(v, snap, vb0, 12, snap_want);
+	/* The snapshot's own writes break sharing too; the origin keeps its bytes. */
+	fill_blocks(snap_want, vb0, 12, 2);
+	assert_int_equal(tio(v, snap, IO_OP_WRITE, vb0 * BLOCK, 12 * BLOCK, snap_want, 0), 0);
+	expect_blocks(v, snap, vb0, 12, snap_want);
+	expect_blocks(v, thin, vb0, 12, want);
+	assert_int_equal(tio(v, thin, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
+	assert_int_equal(dm_remove(v->r, "snap"), 0);
+	assert_int_equal(dm_remove(v->r, "thin1"), 0);
+	assert_int_equal(dm_remove(v->r, "pool"), 0);
+	check_metadata(v->meta);
+	free(want);
+	free(snap_want);
+	free(z);
+}
+
 /* Is vblock 0 of thin 1 mapped in what the metadata device holds (its last commit)? */
 static bool committed_mapping(struct tenv *v)
 {
@@ -450,6 +535,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_runs_across_slots, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_commit_within_a_second, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_metadata_space, setup, teardown),
 	};
