@@ -17,8 +17,10 @@ static int no_syntax(const char *cmd, const char *correct)
 	        "  No command with matching syntax recognised.  Run '%s --help' for more "
 	        "information.\n",
 	        cmd);
-	if (correct)
-		fprintf(stderr, "  Correct command syntax is:\n  %s\n\n", correct);
+	if (correct) {
+		fprintf(stderr, "  Correct command syntax is:\n");
+		printf("  %s\n\n", correct);
+	}
 	return EINVALID_CMD_LINE;
 }
 

@@ -70,17 +70,29 @@ static bool plan_lv_from(const struct split_plan *p, ssize_t i)
 	return i >= 0 && !p->lv_to[i];
 }
 
-/* LVM2's move_pvs_used_by_lv: the PVs under an LV, through the LVs its areas name. */
+/* LVM2 2.03's move_pvs_used_by_lv: the PVs under an LV, through the LVs its areas name, a
+ * thin LV's pool and a pool's metadata LV (not a snapshot's origin or COW store). */
 static int mark_pvs_of_lv(struct split_plan *p, const struct ulvm_lv *lv, unsigned depth)
 {
+	const struct ulvm_lv *more = NULL;
+	int r;
+
 	if (depth > 64)
 		return ulvm_error(-ELOOP, "LV %s: areas nest too deeply", lv->name);
+	if (ulvm_lv_is_thin(lv)) {
+		more = ulvm_thin_pool_of(p->vg, lv);
+	} else if (ulvm_lv_is_thin_pool(lv)) {
+		struct ulvm_thin_pool_info pi;
+		ulvm_thin_pool_get(p->vg, lv, &pi);
+		more = pi.metadata_lv;
+	}
+	if (more && (r = mark_pvs_of_lv(p, more, depth + 1)))
+		return r;
 	for (size_t s = 0; s < lv->nsegs; s++) {
 		const struct ulvm_seg *seg = &lv->segs[s];
 		for (uint32_t a = 0; a < seg->area_count; a++) {
 			const struct ulvm_area *ar = &seg->areas[a];
 			ssize_t k;
-			int r;
 
 			if (ar->type == ULVM_AREA_PV && ar->pv) {
 				if ((k = pv_index(p->vg, ar->pv)) >= 0)
@@ -465,8 +477,9 @@ static size_t visible_lvs(const struct ulvm_vg *vg)
 {
 	size_t n = 0;
 
+	/* LVM2's vg_visible_lvs: a snapshot counts by its COW LV */
 	for (size_t i = 0; i < vg->nlvs; i++)
-		n += ulvm_lv_visible(vg->lvs[i]);
+		n += lv_visible_lvm2(vg, vg->lvs[i]);
 	return n;
 }
 
@@ -614,6 +627,18 @@ static bool vg_name_taken(struct ulvm_ctx *ctx, const char *name)
 	return false;
 }
 
+/* The first write of a split that went no further: `dst` exported, holding only PVs the
+ * source's (newer) metadata still lists as its own. */
+static bool split_leftover(const struct ulvm_vg *src, const struct ulvm_vg *dst)
+{
+	if (!ulvm_strlist_has(&dst->status, "EXPORTED") || !dst->npvs)
+		return false;
+	for (size_t i = 0; i < dst->npvs; i++)
+		if (!vg_find_pv_uuid(src, dst->pvs[i]->uuid))
+			return false;
+	return true;
+}
+
 int ulvm_vg_split(struct ulvm_ctx *ctx, const char *src_name, const char *dst_name,
                   const struct ulvm_vgsplit_opts *o, bool *existing)
 {
@@ -649,10 +674,17 @@ int ulvm_vg_split(struct ulvm_ctx *ctx, const char *src_name, const char *dst_na
 	}
 	if ((r = ulvm_vg_require_complete(src)))
 		goto out;
-	if (vg_name_taken(ctx, dst_name)) {
+	if (vg_name_taken(ctx, dst_name) && (r = vg_read(ctx, dst_name, &dst)))
+		goto out;
+	if (dst && split_leftover(src, dst)) {
+		/* What an interrupted split left: LVM2 sees the source whole and splits anew. */
+		ulvm_info("Volume group \"%s\" is what an interrupted vgsplit left: splitting anew",
+		          dst_name);
+		vg_free(dst);
+		dst = NULL;
+	}
+	if (dst) {
 		*existing = true;
-		if ((r = vg_read(ctx, dst_name, &dst)))
-			goto out;
 		((struct vg_priv *)dst->priv)->exported_on_disk =
 		    ulvm_strlist_has(&dst->status, "EXPORTED");
 		if (new_opts) {
@@ -661,8 +693,12 @@ int ulvm_vg_split(struct ulvm_ctx *ctx, const char *src_name, const char *dst_na
 			               dst_name);
 			goto out;
 		}
-		if ((r = vg_refuse_exported(dst, false)) || (r = ulvm_vg_require_complete(dst)) ||
-		    (r = vg_merge_check(dst, src)))
+		if ((r = vg_refuse_exported(dst, false))) {
+			r = ulvm_error(r, "Volume group %s is exported\n  Failed to read VG %s.",
+			               dst_name, dst_name);
+			goto out;
+		}
+		if ((r = ulvm_vg_require_complete(dst)) || (r = vg_merge_check(dst, src)))
 			goto out;
 	} else if ((r = new_vg_like(src, dst_name, o, &dst))) {
 		goto out;

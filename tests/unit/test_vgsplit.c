@@ -350,10 +350,18 @@ static void test_split_thin_by_pool_name(void **state)
 	struct ulvm_vg *src = thin_vg(), *dst = empty_vg("vg1");
 
 	(void)state;
-	/* As LVM2: -n POOL moves the data LV's PVs only, and the metadata LV stays. */
-	assert_int_equal(vg_split_move(src, dst, NULL, 0, "pool"), -EINVAL);
-	assert_string_equal(err(), "Can't split pool data and metadata pool between two Volume "
-	                           "Groups.");
+	/* As LVM2 2.03: -n THIN and -n POOL move the PVs of the pool's data and metadata LVs
+	 * (and the spare on them). */
+	assert_int_equal(vg_split_move(src, dst, NULL, 0, "thin1"), 0);
+	assert_int_equal(dst->npvs, 2);
+	assert_int_equal(dst->nlvs, 4);
+	assert_int_equal(src->nlvs, 1);
+	vg_free(src);
+	vg_free(dst);
+	src = thin_vg();
+	dst = empty_vg("vg1");
+	assert_int_equal(vg_split_move(src, dst, NULL, 0, "pool"), 0);
+	assert_int_equal(dst->nlvs, 4);
 	vg_free(src);
 	vg_free(dst);
 }
@@ -376,11 +384,11 @@ static void test_merge_checks(void **state)
 	assert_string_equal(err(), "Maximum number of physical volumes (5) exceeded  for \"vg0\" "
 	                           "and \"vg2\"");
 	to->max_pv = 0;
-	to->max_lv = 5; /* 4 + 2 visible (the COW store and snapshot0 do not count) */
+	to->max_lv = 6; /* 4 + 3 visible (the snapshot counts by its COW LV, snapshot0 not) */
 	assert_int_equal(vg_merge_check(to, from), -ENOSPC);
-	assert_string_equal(err(), "Maximum number of logical volumes (5) exceeded  for \"vg0\" "
+	assert_string_equal(err(), "Maximum number of logical volumes (6) exceeded  for \"vg0\" "
 	                           "and \"vg2\"");
-	to->max_lv = 6;
+	to->max_lv = 7;
 	assert_int_equal(vg_merge_check(to, from), 0);
 	free(from->lvs[2]->name); /* "other" */
 	from->lvs[2]->name = strdup("c");
