@@ -123,6 +123,9 @@ bool selection_binary_field(const char *name); /* set or not: "allocatable" or b
 /* fields.c: LVM2's field catalogue (descriptions, selection types) */
 bool lvm2_field_type(const char *name, enum sel_type *type);
 void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field));
+/* The fields of the sections an "all" name (lv_all, pv_all, vg_all, seg_all, pvseg_all)
+ * stands for, in LVM2's order. */
+void lvm2_section_fields(const char *all, void (*fn)(const char *name, void *arg), void *arg);
 
 /* cmd_pv.c */
 /* Ask as LVM2 does (prompt on stderr, answer from stdin, no answer = no): 'y' or 'n'. */
@@ -267,6 +270,24 @@ int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool 
 /* An active origin with a merging snapshot: wait for the merge (progress lines) and finish
  * it (cmd_lv.c). 0 when there is none. */
 int cli_merge_poll(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *origin);
+
+/* main.c: run one command (argv[0] its name as typed, `name` the command's); its exit
+ * code, or CLI_NO_SUCH_COMMAND (nothing printed) when there is no such command. */
+#define CLI_NO_SUCH_COMMAND (-1)
+int cli_run(const char *name, int argc, char **argv);
+/* --config STRING: settings that override lvm.conf's (NULL: none) */
+extern const char *cli_config_override;
+/* shell.c: LVM2's lvm shell (`ulvm`, `ulvm shell`, `ulvm lvm [CMD ...]`) */
+int cli_shell(int argc, char **argv);
+/* help.c: the list of commands, as LVM2's `lvm help` prints it */
+void help_list(FILE *f);
+/* cmd_config.c: lvmconfig (dumpconfig, config) */
+int cmd_lvmconfig(struct cli *c, int argc, char **argv);
+/* The settings a command takes from lvm.conf and --config before its options (units, the
+ * report's form). */
+void cli_config_defaults(struct cli *c, int argc, char **argv);
+/* report.c: fullreport */
+int cmd_fullreport(struct cli *c, int argc, char **argv);
 
 /* Common long options every command accepts (returns true when it consumed `opt`). */
 #define COMMON_LONGOPTS                                                                            \

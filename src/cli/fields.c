@@ -311,3 +311,15 @@ void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field))
 			fprintf(f, "    %-*s - %s\n", width, fl->name, fl->desc);
 	}
 }
+
+void lvm2_section_fields(const char *all, void (*fn)(const char *name, void *arg), void *arg)
+{
+	bool in[sizeof(lvm2_sections) / sizeof(lvm2_sections[0])] = {0};
+
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (lvm2_fields[i].type == SEL_T_ALL && !strcmp(lvm2_fields[i].name, all))
+			in[lvm2_fields[i].section] = true;
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (in[lvm2_fields[i].section] && lvm2_fields[i].type != SEL_T_ALL)
+			fn(lvm2_fields[i].name, arg);
+}

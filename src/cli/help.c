@@ -491,6 +491,62 @@ static const struct help_cmd help_cmds[] = {
            "Use this size instead of the device's (asks when it is smaller, unless -y).", 0}),
      "Makes a PV of a VG follow its device's size (after the image file or disk grew or "
      "shrank): its extents are counted anew, refused when an allocated one would be lost."},
+    {"fullreport", "Display full report", STYLE_LVM, FORMS({NULL, "", "[ VG ... ]"}),
+     OPTS(REPORT_OPTS),
+     "Reports each VG as five reports, one after another: the VG (vg), its PVs (pv), its LVs "
+     "(lv), the PVs' segments (pvseg) and the LVs' segments (seg); the PVs of no VG come "
+     "last. --configreport NAME says which of them the -o, -O and -S that follow are for; "
+     "those given before any --configreport are for none. By default each shows every "
+     "field of its section ulvm has."},
+#define LVMCONFIG_OPTS                                                                             \
+	{'f', "file", "String", "Write the output to this file instead of the standard output.",   \
+	 0},                                                                                       \
+	    {'l', "list", NULL, "The same as --typeconfig list.", 0},                              \
+	    {0, "typeconfig", "current|default|diff|full|list|missing|new|profilable",             \
+	     "What to show: lvm.conf as read (current, the default), the settings' default "       \
+	     "values, the settings that differ from them, every setting with its value, the "      \
+	     "settings' names, those not set, those new since --sinceversion, or those a "         \
+	     "profile may set. --type is the same.",                                               \
+	     0},                                                                                   \
+	    {0, "ignoreadvanced", NULL, "Leave out the advanced settings.", 0},                    \
+	    {0, "ignoreunsupported", NULL, "Accepted for LVM2 compatibility.", 0},                 \
+	    {0, "ignorelocal", NULL, "Accepted for LVM2 compatibility.", 0},                       \
+	    {0, "mergedconfig", NULL, "Accepted for LVM2 compatibility.", 0},                      \
+	    {0, "sinceversion", "String", "With --typeconfig new: since this version (2.03.00).",  \
+	     0},                                                                                   \
+	    {0, "validate", NULL, "Check lvm.conf: the file parses and names known settings.", 0}, \
+	    {0, "withsummary", NULL, "A line about each setting before it.", 0},                   \
+	    {0, "withcomments", NULL, "A comment about each setting before it.", 0},               \
+	    {0, "withspaces", NULL, "Spaces around = and in arrays.", 0},                          \
+	    {0, "unconfigured", NULL,                                                              \
+	     "Default values as LVM2's build leaves them for its configure step.", 0},             \
+	{                                                                                          \
+		0, "withversions", NULL, "The version each setting appeared in, before it.", 0     \
+	}
+#define LVMCONFIG_DESC                                                                             \
+	"Prints LVM2's configuration (lvm.conf in $LVM_SYSTEM_DIR, default /etc/lvm, then "        \
+	"--config) or the settings' defaults, whole or the sections and settings named "           \
+	"(devices/scan_lvs). ulvm knows the settings it honours -- backup/backup, backup_dir, "    \
+	"archive, archive_dir, retain_min, retain_days; global/locking_dir, units, suffix; "       \
+	"report/output_format, headings, separator, aligned, prefixes, quoted, columns_as_rows, "  \
+	"binary_values_as_numeric -- and, with LVM2's defaults, a few others LVM2 users ask "      \
+	"about (global/umask, global/test, devices/...), which it does not honour: ulvm never "    \
+	"scans /dev, its devices are the ones --devices names."
+    {"lvmconfig", "Display and manipulate configuration information", STYLE_LVM,
+     FORMS({NULL, "", "[ String ... ]"}), OPTS(LVMCONFIG_OPTS), LVMCONFIG_DESC},
+    {"dumpconfig", "Display and manipulate configuration information", STYLE_LVM,
+     FORMS({NULL, "", "[ String ... ]"}), OPTS(LVMCONFIG_OPTS), LVMCONFIG_DESC},
+    {"config", "Display and manipulate configuration information", STYLE_LVM,
+     FORMS({NULL, "", "[ String ... ]"}), OPTS(LVMCONFIG_OPTS), LVMCONFIG_DESC},
+    {"shell", "Run commands read one a line, as LVM2's lvm shell", STYLE_TOOL,
+     FORMS({NULL, "[COMMAND [ARGS]]", NULL}), NO_OPTS,
+     "Reads commands from the standard input, one a line (the prompt lvm> on a terminal), "
+     "and runs each: words are split at blanks, a word starting with a quote runs to the "
+     "matching quote, a line starting with # is a comment. help [COMMAND] lists the commands "
+     "or prints one's usage; exit or quit ends it, as does the end of the input. A failed "
+     "command that printed nothing is followed by its status (\"Command failed with status "
+     "code N.\"); the shell itself exits 0. ulvm with no arguments on a terminal, ulvm shell "
+     "and ulvm lvm start it; ulvm lvm COMMAND ... runs that one command."},
     {"thin_check", "Check dm-thin pool metadata (thin-provisioning-tools' options)", STYLE_TOOL,
      FORMS({NULL, "[options] {device|file}", NULL}),
      OPTS({'q', "quiet", NULL, "Print nothing; the exit status tells.", 0},

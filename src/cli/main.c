@@ -10,12 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../util/util.h"
 #include "cli.h"
 
 const char *cli_lock_dir;
 bool cli_nolocking;
+const char *cli_config_override;
 
 static const struct command commands[] = {
     {"pvcreate", cmd_pvcreate, "Initialize devices (files or block devices) as PVs"},
@@ -64,6 +66,10 @@ static const struct command commands[] = {
     {"pvresize", cmd_pvresize, "Resize physical volume(s)"},
     {"vgsplit", cmd_vgsplit, "Move physical volumes into a new or existing volume group"},
     {"vgmerge", cmd_vgmerge, "Merge volume groups"},
+    {"fullreport", cmd_fullreport, "Display full report"},
+    {"lvmconfig", cmd_lvmconfig, "Display and manipulate configuration information"},
+    {"dumpconfig", cmd_lvmconfig, "Display and manipulate configuration information"},
+    {"config", cmd_lvmconfig, "Display and manipulate configuration information"},
 };
 
 void cli_print(const char *fmt, ...)
@@ -117,8 +123,10 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 	case 1001:
 		c->devicesfile = arg;
 		return 1;
+	case 1003: /* --config: settings over lvm.conf's (lvmconfig, the report settings) */
+		cli_config_override = arg;
+		return 1;
 	case 1002: /* --driverloaded: ulvm's device-mapper is its own; accepted for LVM2 compat */
-	case 1003: /* --config: LVM2 config overrides do not apply */
 	case 1004:
 		return 1;
 	case 1005:
@@ -298,39 +306,26 @@ static void usage(FILE *f)
 		fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
 }
 
-int main(int argc, char **argv)
+static void print_version(void)
+{
+	printf("  ulvm version 0.1.0 (LVM2 2.03 metadata format)\n");
+}
+
+int cli_run(const char *name, int argc, char **argv)
 {
 	struct cli c = {0};
-	const char *name = basename(argv[0]);
 	struct strbuf cmdline;
 	int rc;
 
-	if (!strcmp(name, "ulvmd"))
-		name = "serve"; /* the daemon under its own name */
-	else if (!strcmp(name, "ulvm") || !strncmp(name, "ulvm", 4) || !strcmp(name, "lt-ulvm")) {
-		if (argc >= 3 && !strcmp(argv[1], "help"))
-			return help_command(argv[2], stdout);
-		if (argc >= 3 && !strcmp(argv[1], "__man")) /* the build writes the man pages */
-			return !strcmp(argv[2], "--list") ? (help_pages(stdout), 0)
-			                                  : help_man(argv[2], stdout);
-		if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
-		    !strcmp(argv[1], "-h")) {
-			usage(argc < 2 ? stderr : stdout);
-			return argc < 2 ? EINVALID_CMD_LINE : 0;
-		}
-		if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
-			printf("  ulvm version 0.1.0 (LVM2 2.03 metadata format)\n");
-			return 0;
-		}
-		argv++;
-		argc--;
-		name = argv[0];
+	if (!strcmp(name, "version")) {
+		print_version();
+		return ECMD_PROCESSED;
 	}
-	/* Fresh pages are what a short command pays for most (every first touch is a fault):
-	 * let big buffers come from the heap and stay there, so memory freed by one phase
-	 * (the metadata text after parsing) is reused by the next instead of unmapped. */
-	mallopt(M_MMAP_THRESHOLD, 8 << 20);
-	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	/* the shell runs one command after another: each starts afresh */
+	optind = 0;
+	cli_lock_dir = NULL;
+	cli_nolocking = false;
+	cli_config_override = NULL;
 	sb_init(&cmdline);
 	for (int i = 0; i < argc; i++)
 		sb_printf(&cmdline, "%s%s", i ? " " : "", argv[i]);
@@ -342,13 +337,56 @@ int main(int argc, char **argv)
 			sb_free(&cmdline);
 			return help_command(name, stdout);
 		}
+		cli_config_defaults(&c, argc, argv);
 		rc = commands[i].fn(&c, argc, argv);
 		ulvm_ctx_free(c.ctx);
 		sb_free(&cmdline);
 		fflush(stdout);
 		return rc;
 	}
-	fprintf(stderr, "  No such command '%s'.  Try 'ulvm help'.\n", name);
 	sb_free(&cmdline);
-	return EINVALID_CMD_LINE;
+	return CLI_NO_SUCH_COMMAND;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = basename(argv[0]);
+	int rc;
+
+	if (!strcmp(name, "ulvmd"))
+		name = "serve"; /* the daemon under its own name */
+	else if (!strcmp(name, "ulvm") || !strncmp(name, "ulvm", 4) || !strcmp(name, "lt-ulvm")) {
+		if (argc >= 3 && !strcmp(argv[1], "help"))
+			return help_command(argv[2], stdout);
+		if (argc >= 3 && !strcmp(argv[1], "__man")) /* the build writes the man pages */
+			return !strcmp(argv[2], "--list") ? (help_pages(stdout), 0)
+			                                  : help_man(argv[2], stdout);
+		if (argc < 2 && isatty(STDIN_FILENO))
+			return cli_shell(argc, argv); /* as LVM2's lvm */
+		if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+		    !strcmp(argv[1], "-h")) {
+			usage(argc < 2 ? stderr : stdout);
+			return argc < 2 ? EINVALID_CMD_LINE : 0;
+		}
+		if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+			print_version();
+			return 0;
+		}
+		argv++;
+		argc--;
+		name = argv[0];
+	}
+	/* Fresh pages are what a short command pays for most (every first touch is a fault):
+	 * let big buffers come from the heap and stay there, so memory freed by one phase
+	 * (the metadata text after parsing) is reused by the next instead of unmapped. */
+	mallopt(M_MMAP_THRESHOLD, 8 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
+	if (!strcmp(name, "shell") || !strcmp(name, "lvm"))
+		return cli_shell(argc, argv);
+	rc = cli_run(name, argc, argv);
+	if (rc == CLI_NO_SUCH_COMMAND) {
+		fprintf(stderr, "  No such command '%s'.  Try 'ulvm help'.\n", name);
+		rc = EINVALID_CMD_LINE;
+	}
+	return rc;
 }

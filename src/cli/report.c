@@ -6,9 +6,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "../util/util.h"
@@ -29,7 +31,16 @@ struct row {
 	struct ulvm_seg *seg;
 	/* pvs --segments: one row per used or free range of extents of `pv` */
 	uint32_t pvseg_start, pvseg_size;
+	bool unselected; /* -S with the selected field: shown, but not picked */
 };
+
+/* fullreport: set while report_run makes one of a VG's five reports */
+static struct full_state {
+	bool on;
+	const char *vg;  /* the VG; NULL: the PVs of no VG */
+	bool json_first; /* the first report of the VG's group (JSON) */
+	bool warned;     /* about no devices given */
+} full;
 
 enum ftype { F_STR, F_NUM, F_SIZ };
 enum fobj { O_PV, O_VG, O_LV, O_SEG, O_PVSEG };
@@ -886,6 +897,11 @@ static void f_seg_pe_ranges(struct cli *c, const struct row *r, struct strbuf *o
 	(void)c;
 	for_each_seg(r, pe_ranges_of, o);
 }
+static void f_selected(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_putc(o, r->unselected ? '0' : '1');
+}
 static void f_seg_tags(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	const struct ulvm_seg *s = row_seg(r);
@@ -987,6 +1003,7 @@ static const struct field fields[] = {
     {"seg_tags", "Seg Tags", F_STR, O_SEG, 0, f_seg_tags},
     {"devices", "Devices", F_STR, O_SEG, 0, f_devices},
     {"seg_pe_ranges", "PE Ranges", F_STR, O_SEG, 0, f_seg_pe_ranges},
+    {"selected", "Selected", F_NUM, O_VG, 0, f_selected},
 };
 
 /* Field names compared as LVM2 does: without underscores, ignoring case. */
@@ -1304,6 +1321,16 @@ struct table {
 	size_t nrows, cap;
 };
 
+/* One field of an "X_all" (LVM2's section), when ulvm has it. */
+static void add_section_field(const char *name, void *arg)
+{
+	struct table *t = arg;
+
+	for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+		if (!strcmp(fields[i].name, name) && t->ncols < MAX_COLS)
+			t->cols[t->ncols++] = &fields[i];
+}
+
 static int add_cols(struct cli *c, struct table *t, const char *spec, enum report_type type)
 {
 	char *copy = strdup(spec), *save = NULL, *tok;
@@ -1319,9 +1346,16 @@ static int add_cols(struct cli *c, struct table *t, const char *spec, enum repor
 			continue;
 		if (!strcmp(tok, "all")) {
 			for (size_t i = 0; i < ARRAY_SIZE(fields) && t->ncols < MAX_COLS; i++)
-				if (find_field(fields[i].name, type) == &fields[i])
+				if (find_field(fields[i].name, type) == &fields[i] &&
+				    fields[i].get != f_selected)
 					t->cols[t->ncols++] = &fields[i];
 			continue;
+		}
+		if (strlen(tok) > 4 && !strcmp(tok + strlen(tok) - 4, "_all")) {
+			size_t before = t->ncols;
+			lvm2_section_fields(tok, add_section_field, t);
+			if (t->ncols > before)
+				continue;
 		}
 		if (!(f = find_field(tok, type))) {
 			r = ulvm_error(-EINVAL, "Unrecognised field: %s", tok);
@@ -1615,11 +1649,15 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 	if (c->json) {
 		/* as LVM2: "seg" and "pvseg" only for --segments; LV or segment fields in a
 		 * report keep its name */
-		if (!t->segments_given)
+		if (!t->segments_given && !full.on)
 			type = type == REPORT_SEG     ? REPORT_LV
 			       : type == REPORT_PVSEG ? REPORT_PV
 			                              : type;
-		sb_puts(&o, "  {\n      \"report\": [\n          {\n");
+		if (full.on && !full.json_first)
+			sb_puts(&o, "              ,\n");
+		else if (!full.on)
+			sb_puts(&o, "  {\n      \"report\": [\n          {\n");
+		full.json_first = false;
 		sb_printf(&o, "              \"%s\": [\n", json_names[type]);
 		for (size_t r = 0; r < t->nrows; r++) {
 			sb_puts(&o, "                  {");
@@ -1634,7 +1672,8 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 			fputs(o.buf, stdout);
 			sb_reset(&o);
 		}
-		sb_puts(&o, "              ]\n          }\n      ]\n  }\n");
+		sb_puts(&o, full.on ? "              ]\n"
+		                    : "              ]\n          }\n      ]\n  }\n");
 		fputs(o.buf ? o.buf : "", stdout);
 		sb_free(&o);
 		return;
@@ -1767,6 +1806,17 @@ int report_run(struct cli *c, enum report_type type)
 	                                           [REPORT_LV] = "vg_name,lv_name",
 	                                           [REPORT_SEG] = "vg_name,lv_name,seg_start",
 	                                           [REPORT_PVSEG] = "pv_name,pvseg_start"};
+	/* fullreport's: LVM2's report/TYPE_cols_full and TYPE_sort_full */
+	static const char *const full_defaults[] = {[REPORT_PV] = "pv_all",
+	                                            [REPORT_VG] = "vg_all",
+	                                            [REPORT_LV] = "lv_all",
+	                                            [REPORT_SEG] = "seg_all,lv_uuid",
+	                                            [REPORT_PVSEG] = "pvseg_all,pv_uuid,lv_uuid"};
+	static const char *const full_sort[] = {[REPORT_PV] = "pv_name",
+	                                        [REPORT_VG] = "vg_name",
+	                                        [REPORT_LV] = "vg_name,lv_name",
+	                                        [REPORT_SEG] = "lv_uuid,seg_start",
+	                                        [REPORT_PVSEG] = "pv_uuid,pvseg_start"};
 	struct table t = {0};
 	struct vg_set set = {0};
 	struct ulvm_vg **vgs;
@@ -1787,7 +1837,8 @@ int report_run(struct cli *c, enum report_type type)
 	for (int i = 0; i < c->nfields; i++)
 		if (c->fields[i][0] != '+')
 			replaced = true;
-	if (!replaced && (r = add_cols(c, &t, defaults[type], type)))
+	if (!replaced &&
+	    (r = add_cols(c, &t, full.on ? full_defaults[type] : defaults[type], type)))
 		return cli_fail(r);
 	for (int i = 0; i < c->nfields; i++)
 		if ((r = add_cols(c, &t, c->fields[i] + (c->fields[i][0] == '+'), type)))
@@ -1805,10 +1856,11 @@ int report_run(struct cli *c, enum report_type type)
 		report_select_free(rsel);
 		return cli_fail(r);
 	}
-	if (!ulvm_ctx_device_count(c->ctx) && !c->quiet)
+	if (!ulvm_ctx_device_count(c->ctx) && !c->quiet && !full.warned)
 		fprintf(stderr, "  WARNING: no devices given: use --devices PATH[,PATH...], "
 		                "--devicesfile FILE or $ULVM_DEVICES (ulvm never scans the host's "
 		                "/dev).\n");
+	full.warned = full.on;
 	/* A PV report's arguments are devices: it reads every VG. */
 	rc = cli_each_vg(c, c->args, pv_report ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg, &set);
 	vgs = set.v;
@@ -1844,11 +1896,15 @@ int report_run(struct cli *c, enum report_type type)
 					row.pv = pv;
 				}
 			}
+			if (full.on &&
+			    (full.vg ? !row.vg || strcmp(row.vg->name, full.vg) : !!row.vg))
+				continue; /* fullreport: this VG's PVs, or the PVs of no VG */
 			add_pv_rows(&t, &row, type == REPORT_PVSEG);
 		}
 		for (size_t v = 0; v < nvgs; v++)
 			for (size_t p = 0; p < vgs[v]->npvs; p++)
-				if (!vgs[v]->pvs[p]->device && !c->nargs) {
+				if (!vgs[v]->pvs[p]->device && !c->nargs &&
+				    (!full.on || (full.vg && !strcmp(full.vg, vgs[v]->name)))) {
 					struct row row = {
 					    .active = &active, .vg = vgs[v], .pv = vgs[v]->pvs[p]};
 					static struct ulvm_dev_info missing = {.path = "[unknown]"};
@@ -1913,19 +1969,30 @@ int report_run(struct cli *c, enum report_type type)
 			rc = ECMD_FAILED;
 		}
 	}
-	/* -S: only the rows that match */
+	/* -S: only the rows that match; with the selected field, as LVM2, every row, and
+	 * whether it matched */
 	if (rsel) {
 		size_t kept = 0;
-		for (size_t i = 0; i < t.nrows; i++)
-			if (select_row(rsel, &t.rows[i]))
+		bool show_all = false;
+		for (size_t k = 0; k < t.ncols; k++)
+			show_all |= t.cols[k]->get == f_selected;
+		for (size_t i = 0; i < t.nrows; i++) {
+			bool match = select_row(rsel, &t.rows[i]);
+			if (show_all)
+				t.rows[i].unselected = !match;
+			if (match || show_all)
 				t.rows[kept++] = t.rows[i];
+		}
 		t.nrows = kept;
 		report_select_free(rsel);
 		rsel = NULL;
 	}
 	/* Sort. */
 	{
-		char *spec = strdup(c->sort ? c->sort : default_sort[type]), *save = NULL, *tok;
+		char *spec = strdup(c->sort   ? c->sort
+		                    : full.on ? full_sort[type]
+		                              : default_sort[type]),
+		     *save = NULL, *tok;
 		for (tok = spec ? strtok_r(spec, ",", &save) : NULL; tok && sp.nkeys < 8;
 		     tok = strtok_r(NULL, ",", &save)) {
 			bool desc = *tok == '-';
@@ -1991,5 +2058,189 @@ int report_run(struct cli *c, enum report_type type)
 	free(vgs);
 	if (active.n)
 		ulvm_active_list_free(active.names, active.n);
+	return rc;
+}
+
+/* ---- fullreport ---- */
+
+/* A sub-report's -o, -O and -S (after --configreport NAME). */
+struct full_sub {
+	const char *fields[16];
+	int nfields;
+	const char *sort, *select;
+};
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One VG's reports (or, vg NULL, those of the PVs of no VG). */
+static int full_group(struct cli *c, const char *vg, struct full_sub *subs)
+{
+	static const enum report_type order[] = {REPORT_VG, REPORT_PV, REPORT_LV, REPORT_PVSEG,
+	                                         REPORT_SEG};
+	int rc = ECMD_PROCESSED;
+	char *arg[] = {(char *)vg, NULL};
+
+	full.vg = vg;
+	full.json_first = true;
+	if (c->json)
+		fputs("          {\n", stdout);
+	for (size_t i = 0; i < ARRAY_SIZE(order); i++) {
+		enum report_type type = order[i];
+		bool pv_report = type == REPORT_PV || type == REPORT_PVSEG;
+		struct cli sub = *c;
+		if (!vg && !pv_report)
+			continue;
+		memcpy(sub.fields, subs[type].fields, sizeof(sub.fields));
+		sub.nfields = subs[type].nfields;
+		sub.sort = subs[type].sort;
+		sub.select = subs[type].select;
+		sub.args = pv_report ? NULL : arg;
+		sub.nargs = pv_report ? 0 : 1;
+		if (report_run(&sub, type) != ECMD_PROCESSED)
+			rc = ECMD_FAILED;
+		fflush(stdout);
+	}
+	if (c->json)
+		fputs("          }\n", stdout);
+	return rc;
+}
+
+static bool have_orphans(struct cli *c)
+{
+	const struct ulvm_dev_info *devs;
+	size_t n;
+
+	if (ulvm_scan(c->ctx, &devs, &n))
+		return false;
+	for (size_t d = 0; d < n; d++)
+		if (devs[d].is_pv && !(devs[d].vg_name && devs[d].vg_name[0]))
+			return true;
+	return false;
+}
+
+int report_opt(struct cli *c, int opt, const char *arg); /* cmd_pv.c */
+
+int cmd_fullreport(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"options", required_argument, NULL, 'o'},
+	                                   {"sort", required_argument, NULL, 'O'},
+	                                   {"select", required_argument, NULL, 'S'},
+	                                   {"all", no_argument, NULL, 'a'},
+	                                   {"units", required_argument, NULL, 3000},
+	                                   {"nosuffix", no_argument, NULL, 3001},
+	                                   {"noheadings", no_argument, NULL, 3002},
+	                                   {"separator", required_argument, NULL, 3003},
+	                                   {"reportformat", required_argument, NULL, 3004},
+	                                   {"aligned", no_argument, NULL, 3006},
+	                                   {"binary", no_argument, NULL, 3007},
+	                                   {"nameprefixes", no_argument, NULL, 3008},
+	                                   {"unquoted", no_argument, NULL, 3009},
+	                                   {"rows", no_argument, NULL, 3010},
+	                                   {"configreport", required_argument, NULL, 3011},
+	                                   {0}};
+	static const char *const kinds[] = {"log", "vg", "pv", "lv", "pvseg", "seg"};
+	static const int kind_type[] = {-1,        REPORT_VG,    REPORT_PV,
+	                                REPORT_LV, REPORT_PVSEG, REPORT_SEG};
+	struct full_sub subs[REPORT_PVSEG + 1] = {0};
+	int cur = -1; /* the report -o, -O and -S are for: none before --configreport */
+	int opt, r, rc = ECMD_PROCESSED;
+	char **names;
+	size_t n;
+
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:aS:", lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (opt == 3011) {
+			cur = -2;
+			for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
+				if (!strcmp(kinds[k], optarg))
+					cur = kind_type[k];
+			if (cur == -2) {
+				fprintf(stderr, "  Invalid argument for --configreport: %s\n",
+				        optarg);
+				fprintf(stderr, "  Error during parsing of command line.\n");
+				return EINVALID_CMD_LINE;
+			}
+			continue;
+		}
+		if (opt == 'o' || opt == 'O' || opt == 'S') {
+			struct full_sub *s = cur >= 0 ? &subs[cur] : NULL;
+			if (!s)
+				continue;
+			if (opt == 'o' && s->nfields < (int)ARRAY_SIZE(s->fields))
+				s->fields[s->nfields++] = optarg;
+			else if (opt == 'O')
+				s->sort = optarg;
+			else if (opt == 'S')
+				s->select = optarg;
+			continue;
+		}
+		if (report_opt(c, opt, optarg) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	for (int t = 0; t <= REPORT_PVSEG; t++) {
+		struct report_sel *rs;
+		struct cli probe = *c;
+		for (int i = 0; i < subs[t].nfields; i++)
+			if (!strcmp(subs[t].fields[i], "help") || !strcmp(subs[t].fields[i], "?"))
+				return report_list_fields((enum report_type)t);
+		if (subs[t].select &&
+		    (!strcasecmp(subs[t].select, "help") || !strcmp(subs[t].select, "?")))
+			return report_select_help();
+		/* bad criteria fail before anything is read, once */
+		probe.select = subs[t].select;
+		if ((r = report_select_init(&probe, (enum report_type)t, &rs)))
+			return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
+		report_select_free(rs);
+	}
+	for (int i = optind; i < argc; i++)
+		if (strchr(argv[i], '/')) {
+			fprintf(stderr, "  Invalid volume group name %s.\n", argv[i]);
+			fprintf(stderr, "  Run `fullreport --help' for more information.\n");
+			return EINVALID_CMD_LINE;
+		}
+	if ((r = cli_vg_names(c, &names, &n)))
+		return cli_fail(r);
+	qsort(names, n, sizeof(*names), cmp_name);
+	for (int i = optind; i < argc; i++) {
+		bool found = false;
+		for (size_t v = 0; v < n && !found; v++)
+			found = !strcmp(names[v], argv[i]);
+		if (!found) {
+			fprintf(stderr, "  Volume group \"%s\" not found\n", argv[i]);
+			fprintf(stderr, "  Cannot process volume group %s\n", argv[i]);
+			rc = ECMD_FAILED;
+		}
+	}
+	full = (struct full_state){.on = true};
+	if (c->json)
+		fputs("  {\n      \"report\": [\n", stdout);
+	bool first = true;
+	for (size_t v = 0; v < n; v++) {
+		bool named = optind >= argc;
+		for (int i = optind; i < argc && !named; i++)
+			named = !strcmp(names[v], argv[i]);
+		if (!named)
+			continue;
+		if (c->json && !first)
+			fputs("          ,\n", stdout);
+		first = false;
+		if (full_group(c, names[v], subs) != ECMD_PROCESSED)
+			rc = ECMD_FAILED;
+	}
+	if (optind >= argc && have_orphans(c)) {
+		if (c->json && !first)
+			fputs("          ,\n", stdout);
+		if (full_group(c, NULL, subs) != ECMD_PROCESSED)
+			rc = ECMD_FAILED;
+	}
+	if (c->json)
+		fputs("      ]\n  }\n", stdout);
+	full = (struct full_state){0};
+	cli_free_names(names, n);
 	return rc;
 }
