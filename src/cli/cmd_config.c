@@ -395,9 +395,12 @@ void cli_config_defaults(struct cli *c, int argc, char **argv)
 	struct lvmconf cf;
 	char b[256];
 
+	bool separator_given = false;
+
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--"))
 			break;
+		separator_given |= !strncmp(argv[i], "--separator", 11);
 		if (!strcmp(argv[i], "--config") && i + 1 < argc)
 			cli_config_override = argv[i + 1];
 		else if (!strncmp(argv[i], "--config=", 9))
@@ -418,6 +421,8 @@ void cli_config_defaults(struct cli *c, int argc, char **argv)
 	if (lvmconf_node(&cf, "report/separator")) {
 		lvmconf_str(&cf, "report/separator", separator, sizeof(separator));
 		c->separator = separator;
+		/* as LVM2: report/aligned holds for its separator, not for --separator's */
+		c->aligned = lvmconf_int(&cf, "report/aligned") != 0 && !separator_given;
 	}
 	c->nameprefixes = lvmconf_int(&cf, "report/prefixes") != 0;
 	c->unquoted = !lvmconf_int(&cf, "report/quoted");

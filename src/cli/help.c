@@ -528,7 +528,8 @@ static const struct help_cmd help_cmds[] = {
 	"--config) or the settings' defaults, whole or the sections and settings named "           \
 	"(devices/scan_lvs). ulvm knows the settings it honours -- backup/backup, backup_dir, "    \
 	"archive, archive_dir, retain_min, retain_days; global/locking_dir, units, suffix; "       \
-	"report/output_format, headings, separator, aligned, prefixes, quoted, columns_as_rows, "  \
+	"report/output_format, headings, separator (with aligned), prefixes, quoted, "             \
+	"columns_as_rows, "                                                                        \
 	"binary_values_as_numeric -- and, with LVM2's defaults, a few others LVM2 users ask "      \
 	"about (global/umask, global/test, devices/...), which it does not honour: ulvm never "    \
 	"scans /dev, its devices are the ones --devices names."

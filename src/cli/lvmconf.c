@@ -66,7 +66,8 @@ const struct lvmconf_setting lvmconf_settings[] = {
      "The directory of the VG lock files."},
     {"report", "output_format", LC_STRING, "basic", 0, NULL, "2.2.158", H | P,
      "The reports' format when --reportformat is not given: basic or json."},
-    {"report", "aligned", LC_BOOL, NULL, 1, NULL, "1.0.0", P, "Align the columns of the reports."},
+    {"report", "aligned", LC_BOOL, NULL, 1, NULL, "1.0.0", H | P,
+     "Align the columns of the reports."},
     {"report", "headings", LC_BOOL, NULL, 1, NULL, "1.0.0", H | P,
      "Print the heading line of the reports."},
     {"report", "separator", LC_STRING, " ", 0, NULL, "1.0.0", H | P,
@@ -149,15 +150,28 @@ void lvmconf_free(struct lvmconf *cf)
 	cf->tree = cf->override = NULL;
 }
 
+/* `path` under `sec`: a section named twice counts as one (as LVM2 merges them), and of a
+ * setting given twice the last counts. */
+static const struct cfg_node *find_path(const struct cfg_node *sec, const char *path)
+{
+	const char *slash = strchr(path, '/');
+	size_t len = slash ? (size_t)(slash - path) : strlen(path);
+	const struct cfg_node *found = NULL, *r;
+
+	for (const struct cfg_node *c = sec->child; c; c = c->next) {
+		if (!c->key || strlen(c->key) != len || strncmp(c->key, path, len))
+			continue;
+		if (!slash)
+			found = c;
+		else if (c->kind == CFG_SECTION && (r = find_path(c, slash + 1)))
+			found = r;
+	}
+	return found;
+}
+
 const struct cfg_node *lvmconf_tree_node(const struct cfg_tree *t, const char *path)
 {
-	const struct cfg_node *n = t ? &t->top : NULL;
-	char buf[256], *save = NULL, *tok;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (tok = strtok_r(buf, "/", &save); tok && n; tok = strtok_r(NULL, "/", &save))
-		n = cfg_find(t, n, tok);
-	return n == (t ? &t->top : NULL) ? NULL : n;
+	return t && *path ? find_path(&t->top, path) : NULL;
 }
 
 /* As LVM2's cascade: --config's settings first, then lvm.conf's. */

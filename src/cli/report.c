@@ -2070,11 +2070,6 @@ struct full_sub {
 	const char *sort, *select;
 };
 
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* One VG's reports (or, vg NULL, those of the PVs of no VG). */
 static int full_group(struct cli *c, const char *vg, struct full_sub *subs)
 {
@@ -2121,6 +2116,31 @@ static bool have_orphans(struct cli *c)
 	return false;
 }
 
+/* The VGs in LVM2's order: its cache lists each VG it finds before the ones found
+ * earlier, so the VG of the last device comes first. */
+static void full_vg_order(struct cli *c, char **names, size_t n)
+{
+	const struct ulvm_dev_info *devs;
+	size_t nd, placed = 0;
+
+	if (ulvm_scan(c->ctx, &devs, &nd))
+		return;
+	for (size_t d = 0; d < nd; d++)
+		for (size_t v = placed; v < n && devs[d].vg_name; v++)
+			if (!strcmp(names[v], devs[d].vg_name)) {
+				char *x = names[v];
+				memmove(names + placed + 1, names + placed,
+				        (v - placed) * sizeof(*names));
+				names[placed++] = x;
+				break;
+			}
+	for (size_t i = 0; i < placed / 2; i++) {
+		char *x = names[i];
+		names[i] = names[placed - 1 - i];
+		names[placed - 1 - i] = x;
+	}
+}
+
 int report_opt(struct cli *c, int opt, const char *arg); /* cmd_pv.c */
 
 int cmd_fullreport(struct cli *c, int argc, char **argv)
@@ -2146,7 +2166,8 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 	static const int kind_type[] = {-1,        REPORT_VG,    REPORT_PV,
 	                                REPORT_LV, REPORT_PVSEG, REPORT_SEG};
 	struct full_sub subs[REPORT_PVSEG + 1] = {0};
-	int cur = -1; /* the report -o, -O and -S are for: none before --configreport */
+	int cur = -1;       /* the report -o, -O and -S are for: none before --configreport */
+	bool fresh = false; /* no -o since that --configreport */
 	int opt, r, rc = ECMD_PROCESSED;
 	char **names;
 	size_t n;
@@ -2155,6 +2176,7 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 3011) {
+			fresh = true;
 			cur = -2;
 			for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
 				if (!strcmp(kinds[k], optarg))
@@ -2171,6 +2193,10 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 			struct full_sub *s = cur >= 0 ? &subs[cur] : NULL;
 			if (!s)
 				continue;
+			if (opt == 'o' && fresh) /* as LVM2: a later --configreport's -o replaces */
+				s->nfields = 0;
+			if (opt == 'o')
+				fresh = false;
 			if (opt == 'o' && s->nfields < (int)ARRAY_SIZE(s->fields))
 				s->fields[s->nfields++] = optarg;
 			else if (opt == 'O')
@@ -2205,7 +2231,7 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 		}
 	if ((r = cli_vg_names(c, &names, &n)))
 		return cli_fail(r);
-	qsort(names, n, sizeof(*names), cmp_name);
+	full_vg_order(c, names, n);
 	for (int i = optind; i < argc; i++) {
 		bool found = false;
 		for (size_t v = 0; v < n && !found; v++)

@@ -17,7 +17,7 @@ fi
 ninja -C build-fuzz >build-fuzz/build.log 2>&1 || { cat build-fuzz/build.log; exit 1; }
 mkdir -p build-fuzz/artifacts
 rc=0
-for target in label mda text table nbd import thin_node thin_superblock thin_bitmap thin_index select snapshot_store; do
+for target in label mda text table nbd import thin_node thin_superblock thin_bitmap thin_index select snapshot_store lvmconf; do
 	exe=build-fuzz/fuzz_$target
 	[ -x "$exe" ] || { echo "FAIL: $exe was not built"; rc=1; continue; }
 	work=$(mktemp -d)

@@ -1,0 +1,163 @@
+/*
+ * cli/lvmconf: lvm.conf and --config as LVM2 reads them (the cascade, types, defaults under
+ * the system directory, LVM2's order of what was read) and the printing lvmconfig uses.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../../src/cli/lvmconf.h"
+
+static void parse(struct lvmconf *cf, const char *text, const char *over)
+{
+	assert_int_equal(lvmconf_parse(cf, "/sys/dir", text, text ? strlen(text) : 0, over), 0);
+}
+
+static void test_defaults(void **state)
+{
+	struct lvmconf cf;
+	char b[256];
+
+	(void)state;
+	parse(&cf, NULL, NULL);
+	assert_int_equal(lvmconf_int(&cf, "backup/retain_min"), 10);
+	assert_int_equal(lvmconf_int(&cf, "backup/retain_days"), 30);
+	assert_int_equal(lvmconf_int(&cf, "global/suffix"), 1);
+	assert_string_equal(lvmconf_str(&cf, "backup/backup_dir", b, sizeof(b)), "/sys/dir/backup");
+	assert_string_equal(lvmconf_str(&cf, "global/units", b, sizeof(b)), "r");
+	assert_null(lvmconf_node(&cf, "global/units"));
+	assert_null(lvmconf_setting("global/nosuch"));
+	assert_null(lvmconf_setting("global"));
+	lvmconf_free(&cf);
+}
+
+static void test_values_and_cascade(void **state)
+{
+	struct lvmconf cf;
+	char b[256];
+
+	(void)state;
+	parse(&cf,
+	      "# comment\nglobal {\n\tunits = \"k\"\n\tumask = 077\n}\nbackup { retain_min = 3 "
+	      "archive_dir = \"/a\" }\n",
+	      "backup { retain_min = 4 } global/suffix = 0");
+	/* --config's first, then lvm.conf's */
+	assert_int_equal(lvmconf_int(&cf, "backup/retain_min"), 4);
+	assert_string_equal(lvmconf_str(&cf, "backup/archive_dir", b, sizeof(b)), "/a");
+	assert_string_equal(lvmconf_str(&cf, "global/units", b, sizeof(b)), "k");
+	assert_int_equal(lvmconf_int(&cf, "global/umask"), 077);
+	/* lvmconfig prints --config's tree */
+	assert_ptr_equal(lvmconf_current(&cf), cf.override);
+	lvmconf_free(&cf);
+}
+
+static void test_wrong_type_takes_default(void **state)
+{
+	struct lvmconf cf;
+	const char *found, *expected;
+	const struct cfg_node *n;
+
+	(void)state;
+	parse(&cf, "backup { retain_min = \"x\" }", NULL);
+	n = lvmconf_node(&cf, "backup/retain_min");
+	assert_non_null(n);
+	assert_false(lvmconf_type_ok(lvmconf_setting("backup/retain_min"), n, &found, &expected));
+	assert_string_equal(found, "string");
+	assert_string_equal(expected, "integer");
+	assert_int_equal(lvmconf_int(&cf, "backup/retain_min"), 10);
+	lvmconf_free(&cf);
+}
+
+static void test_is_default(void **state)
+{
+	struct lvmconf cf;
+	const struct lvmconf_setting *s;
+
+	(void)state;
+	parse(&cf,
+	      "backup { retain_days = 30 backup_dir = \"/sys/dir/backup\" }\n"
+	      "devices { filter = [ \"a|.*|\" ] global_filter = \"r|x|\" }",
+	      NULL);
+	s = lvmconf_setting("backup/retain_days");
+	assert_true(lvmconf_is_default(&cf, s, lvmconf_node(&cf, "backup/retain_days")));
+	s = lvmconf_setting("backup/backup_dir");
+	assert_true(lvmconf_is_default(&cf, s, lvmconf_node(&cf, "backup/backup_dir")));
+	s = lvmconf_setting("devices/filter");
+	assert_true(lvmconf_is_default(&cf, s, lvmconf_node(&cf, "devices/filter")));
+	s = lvmconf_setting("devices/global_filter");
+	assert_false(lvmconf_is_default(&cf, s, lvmconf_node(&cf, "devices/global_filter")));
+	lvmconf_free(&cf);
+}
+
+static void test_bad_text(void **state)
+{
+	struct lvmconf cf;
+
+	(void)state;
+	assert_int_equal(lvmconf_parse(&cf, "/d", "global {\n units = \n", 19, NULL), -EINVAL);
+	assert_non_null(strstr(ulvm_last_error(), "/d/lvm.conf"));
+	assert_non_null(cf.tree); /* empty but usable: the defaults */
+	assert_int_equal(lvmconf_int(&cf, "backup/retain_min"), 10);
+	lvmconf_free(&cf);
+	assert_int_equal(lvmconf_parse(&cf, "/d", NULL, 0, "backup {"), -EINVAL);
+	lvmconf_free(&cf);
+}
+
+/* LVM2 keeps the first section first and the others last first. */
+static void test_order(void **state)
+{
+	struct lvmconf cf;
+	const struct cfg_node *v[8];
+	size_t n;
+
+	(void)state;
+	parse(&cf, "a { x = 1 } b { x = 1 } c { x = 1 } d { x = 1 }", NULL);
+	n = lvmconf_order(&cf.tree->top, v, 8);
+	assert_int_equal(n, 4);
+	assert_string_equal(v[0]->key, "a");
+	assert_string_equal(v[1]->key, "d");
+	assert_string_equal(v[2]->key, "c");
+	assert_string_equal(v[3]->key, "b");
+	lvmconf_free(&cf);
+}
+
+static void test_print(void **state)
+{
+	struct lvmconf cf;
+	struct strbuf o;
+	struct lvmconf_print plain = {0}, spaced = {.spaces = true, .versions = true};
+
+	(void)state;
+	parse(&cf, "devices { filter = [ \"a|x\\\"|\", \"r|.*|\" ] scan_lvs = 1 }", NULL);
+	sb_init(&o);
+	lvmconf_print_node(&o, lvmconf_node(&cf, "devices"), 0, &plain);
+	assert_string_equal(o.buf,
+	                    "devices {\n\tfilter=[\"a|x\\\"|\",\"r|.*|\"]\n\tscan_lvs=1\n}\n");
+	sb_reset(&o);
+	lvmconf_print_default(&o, &cf, lvmconf_setting("devices/scan"), 1, true, &spaced);
+	assert_string_equal(o.buf, "\t# Available since version 1.0.0.\n\t# scan = [ \"/dev\" ]\n");
+	sb_reset(&o);
+	lvmconf_print_default(&o, &cf, lvmconf_setting("global/umask"), 0, true, &plain);
+	assert_string_equal(o.buf, "# umask=077\n");
+	sb_free(&o);
+	lvmconf_free(&cf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_values_and_cascade),
+	    cmocka_unit_test(test_wrong_type_takes_default),
+	    cmocka_unit_test(test_is_default),
+	    cmocka_unit_test(test_bad_text),
+	    cmocka_unit_test(test_order),
+	    cmocka_unit_test(test_print),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
