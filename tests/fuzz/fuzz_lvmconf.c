@@ -4,6 +4,7 @@
  * setting ulvm knows and printed as lvmconfig prints it, which must neither crash nor leak.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
