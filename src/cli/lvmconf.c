@@ -277,7 +277,8 @@ int64_t lvmconf_int(const struct lvmconf *cf, const char *path)
 	const struct cfg_node *n = lvmconf_node(cf, path);
 	const char *f, *e;
 
-	if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN)
+	if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN &&
+	    n->v.type == CFG_INT)
 		return n->v.i;
 	return s ? s->def_int : 0;
 }
@@ -288,8 +289,13 @@ const char *lvmconf_str(const struct lvmconf *cf, const char *path, char *buf, s
 	const struct cfg_node *n = lvmconf_node(cf, path);
 	const char *f, *e;
 
-	if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN)
+	if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN &&
+	    n->v.type == CFG_STRING)
 		snprintf(buf, len, "%s", n->v.s);
+	else if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN)
+		snprintf(buf, len, "%" PRId64, n->v.i);
+	else if (s && (s->type == LC_BOOL || s->type == LC_INT))
+		snprintf(buf, len, "%" PRId64, s->def_int);
 	else if (s)
 		default_path(cf, s, buf, len);
 	else

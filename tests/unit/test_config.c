@@ -51,6 +51,10 @@ static void test_values_and_cascade(void **state)
 	assert_string_equal(lvmconf_str(&cf, "backup/archive_dir", b, sizeof(b)), "/a");
 	assert_string_equal(lvmconf_str(&cf, "global/units", b, sizeof(b)), "k");
 	assert_int_equal(lvmconf_int(&cf, "global/umask"), 077);
+	/* any setting reads as a string, an integer one too (the fuzzer's first find) */
+	assert_string_equal(lvmconf_str(&cf, "global/umask", b, sizeof(b)), "63");
+	assert_string_equal(lvmconf_str(&cf, "backup/retain_days", b, sizeof(b)), "30");
+	assert_int_equal(lvmconf_int(&cf, "global/units"), 0); /* not an integer setting */
 	/* lvmconfig prints --config's tree */
 	assert_ptr_equal(lvmconf_current(&cf), cf.override);
 	lvmconf_free(&cf);
