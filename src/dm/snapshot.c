@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "exception_store.h"
 #include "snapshot.h"
@@ -39,7 +40,7 @@
 struct snap;
 
 /* Per-request data of the three targets. */
-enum io_kind { IO_PLAIN, IO_TRACKED, IO_FULL_CHUNK, IO_FULL_DONE };
+enum io_kind { IO_PLAIN, IO_TRACKED, IO_FULL_CHUNK, IO_FULL_DONE, IO_DISCARD, IO_DISCARD_DONE };
 
 struct snap_io {
 	struct dm_target *ti;
@@ -48,6 +49,11 @@ struct snap_io {
 	uint64_t chunk;  /* IO_TRACKED */
 	struct snap_io *tnext, *tprev;
 	struct pe *pe; /* IO_FULL_CHUNK */
+	/* IO_DISCARD with discard_passdown_origin: the origin's share, and what is left */
+	struct io_req *req;
+	struct io_req pass;
+	unsigned parts;
+	int error;
 };
 
 struct origin {
@@ -94,6 +100,7 @@ struct snap {
 	uint64_t chunk_bytes; /* 0 until known (a `P 0` table waiting for handover) */
 	unsigned shift;
 	bool valid, active, overflowed, merge_failed, is_merge;
+	bool discard_zeroes_cow, discard_passdown_origin; /* feature arguments */
 	struct snap *handover_src, *handover_dest;
 	struct pe *pending[PE_BUCKETS];
 	unsigned npending, reads_waiters;
@@ -883,9 +890,39 @@ static int load_store(struct dm_target *ti, struct snap *s)
 
 static void merge_start_work(struct io_work *w);
 
+/* The kernel's optional feature arguments after the chunk size: a count (at most 2), then
+ * discard_zeroes_cow and discard_passdown_origin in any order and case; passdown only with
+ * discard_zeroes_cow. */
+static int parse_features(unsigned argc, char **argv, bool *zeroes, bool *passdown)
+{
+	uint64_t n;
+	int r;
+
+	*zeroes = *passdown = false;
+	if (!argc)
+		return 0;
+	if ((r = dm_arg_u64("feature argument count", argv[0], 2, &n)))
+		return ulvm_error(-EINVAL, "Invalid number of feature arguments");
+	if (n != argc - 1)
+		return ulvm_error(-EINVAL, "%" PRIu64 " feature arguments announced, %u given", n,
+		                  argc - 1);
+	for (unsigned i = 1; i < argc; i++) {
+		if (!strcasecmp(argv[i], "discard_zeroes_cow"))
+			*zeroes = true;
+		else if (!strcasecmp(argv[i], "discard_passdown_origin"))
+			*passdown = true;
+		else
+			return ulvm_error(-EINVAL, "Unrecognised feature requested: %s", argv[i]);
+	}
+	if (*passdown && !*zeroes)
+		return ulvm_error(-EINVAL,
+		                  "discard_passdown_origin feature depends on discard_zeroes_cow");
+	return 0;
+}
+
 static int snap_ctr(struct dm_target *ti, unsigned argc, char **argv)
 {
-	bool merge = ti->type == &dm_snapshot_merge_target, overflow;
+	bool merge = ti->type == &dm_snapshot_merge_target, overflow, zeroes, passdown;
 	struct dm_lower *origin_dev, *cow;
 	enum exstore_type type;
 	uint32_t chunk;
@@ -897,18 +934,8 @@ static int snap_ctr(struct dm_target *ti, unsigned argc, char **argv)
 		return ulvm_error(
 		    -EINVAL, "expected 4 arguments <origin> <cow> <P|PO|N> <chunk size>, got %u",
 		    argc);
-	if (argc > 4) {
-		uint64_t nfeat;
-
-		if ((r = dm_arg_u64("feature argument count", argv[4], 2, &nfeat)))
-			return r;
-		if (nfeat != argc - 5)
-			return ulvm_error(-EINVAL,
-			                  "%" PRIu64 " feature arguments announced, %u given",
-			                  nfeat, argc - 5);
-		if (nfeat)
-			return ulvm_error(-EINVAL, "feature %s is not supported", argv[5]);
-	}
+	if ((r = parse_features(argc - 4, argv + 4, &zeroes, &passdown)))
+		return r;
 	if ((r = exstore_parse_args(argv[2], argv[3], &type, &overflow, &chunk)))
 		return r;
 	if (merge && type != EXSTORE_PERSISTENT)
@@ -927,6 +954,8 @@ static int snap_ctr(struct dm_target *ti, unsigned argc, char **argv)
 	s->origin_dev = origin_dev;
 	s->cow = cow;
 	s->is_merge = merge;
+	s->discard_zeroes_cow = zeroes;
+	s->discard_passdown_origin = passdown;
 	s->valid = true;
 	s->merge_queued_tail = &s->merge_queued;
 	s->start_work.fn = merge_start_work;
@@ -1122,6 +1151,11 @@ static void snap_status(struct dm_target *ti, enum dm_status_type type, struct s
 		          : exstore_overflow_flag(s->store)              ? "PO"
 		                                                         : "P",
 		          exstore_chunk_sectors(s->store));
+		if (s->discard_zeroes_cow || s->discard_passdown_origin)
+			sb_printf(out, " %u%s%s",
+			          s->discard_zeroes_cow + s->discard_passdown_origin,
+			          s->discard_zeroes_cow ? " discard_zeroes_cow" : "",
+			          s->discard_passdown_origin ? " discard_passdown_origin" : "");
 		return;
 	}
 	if (!s->valid) {
@@ -1162,6 +1196,56 @@ static void remap_cow(struct snap *s, struct io_req *req, uint64_t abs, uint64_t
 	*lower = s->cow;
 }
 
+/* The origin's share of a discard_passdown_origin discard is done. */
+static void pass_done(struct io_req *pass, int result)
+{
+	struct snap_io *sio = pass->private;
+
+	if (result && !sio->error)
+		sio->error = result;
+	if (!--sio->parts) {
+		sio->kind = IO_DISCARD_DONE;
+		io_engine_complete(dm_target_engine(sio->ti), sio->req, sio->error);
+	}
+}
+
+/* A discard with discard_zeroes_cow, as dm-snap.c maps it (requests never cross a chunk):
+ * a chunk with an exception is zeroed in the COW when the discard covers all of it, else
+ * the discard goes to its COW chunk; a chunk without one needs nothing (no copy-out). With
+ * discard_passdown_origin the origin's real device is discarded as well, under the other
+ * snapshots of the origin too: that is the feature's point (freeing the origin's space). */
+static enum dm_map_result snap_discard(struct snap *s, struct snap_io *sio, struct io_req *req,
+                                       uint64_t abs, struct dm_lower **lower)
+{
+	uint64_t nc;
+	bool exception = extable_lookup(&s->table, abs >> s->shift, &nc);
+
+	sio->kind = IO_DISCARD;
+	sio->req = req;
+	sio->error = 0;
+	sio->parts = exception ? 1 : 0;
+	if (s->discard_passdown_origin) {
+		sio->parts++;
+		sio->pass = (struct io_req){.op = IO_OP_DISCARD,
+		                            .offset = abs,
+		                            .len = req->len,
+		                            .done = pass_done,
+		                            .private = sio};
+		dm_target_submit_io(s->ti, s->origin_dev, &sio->pass);
+	}
+	if (!exception) {
+		if (!s->discard_passdown_origin) {
+			sio->kind = IO_DISCARD_DONE;
+			io_engine_complete(dm_target_engine(s->ti), req, 0);
+		}
+		return DM_MAPIO_SUBMITTED;
+	}
+	if (!(abs & (s->chunk_bytes - 1)) && req->len == s->chunk_bytes)
+		req->op = IO_OP_WRITE_ZEROES;
+	remap_cow(s, req, abs, nc, lower);
+	return DM_MAPIO_REMAPPED;
+}
+
 static enum dm_map_result snap_map(struct dm_target *ti, struct io_req *req,
                                    struct dm_lower **lower)
 {
@@ -1175,6 +1259,8 @@ static enum dm_map_result snap_map(struct dm_target *ti, struct io_req *req,
 		return DM_MAPIO_KILL;
 	exstore_set_cow_size(s->store, lower_size(s->cow));
 	chunk = abs >> s->shift;
+	if (req->op == IO_OP_DISCARD && s->discard_zeroes_cow)
+		return snap_discard(s, sio, req, abs, lower);
 	if (extable_lookup(&s->table, chunk, &nc)) {
 		remap_cow(s, req, abs, nc, lower);
 		return DM_MAPIO_REMAPPED;
@@ -1248,6 +1334,15 @@ static enum dm_endio_result snap_end_io(struct dm_target *ti, struct io_req *req
 			invalidate_snap(s, "Error reading/writing.");
 		exstore_commit(s->store, &sio->pe->cm);
 		return DM_ENDIO_INCOMPLETE;
+	case IO_DISCARD:
+		req->op = IO_OP_DISCARD; /* a whole chunk went as WRITE_ZEROES */
+		/* the COW's share is done; the origin's may not be */
+		if (*error && !sio->error)
+			sio->error = *error;
+		if (--sio->parts)
+			return DM_ENDIO_INCOMPLETE;
+		*error = sio->error;
+		break;
 	default:
 		break;
 	}

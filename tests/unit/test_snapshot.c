@@ -247,8 +247,15 @@ static void test_bad_tables(void **state)
 	bad_table(v, t, "chunk size 12 is not a power of 2");
 	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P x", org, cow);
 	bad_table(v, t, "chunk size x is not a number");
-	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8 1 discard_zeroes_cow", org, cow);
-	bad_table(v, t, "feature discard_zeroes_cow is not supported");
+	/* the kernel's feature rules */
+	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8 1 discard_passdown_origin", org, cow);
+	bad_table(v, t, "discard_passdown_origin feature depends on discard_zeroes_cow");
+	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8 3 a b c", org, cow);
+	bad_table(v, t, "Invalid number of feature arguments");
+	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8 1 discard_frobs", org, cow);
+	bad_table(v, t, "Unrecognised feature requested");
+	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8 2 discard_zeroes_cow", org, cow);
+	bad_table(v, t, "2 feature arguments announced, 1 given");
 	snprintf(t, sizeof(t), "0 8192 snapshot %s %s P 8", org, org);
 	bad_table(v, t, "must not be the origin");
 	snprintf(t, sizeof(t), "0 8192 snapshot-merge %s %s N 8", org, cow);
@@ -391,6 +398,78 @@ static void test_cow_full(void **state)
 	s3 = create_dev(v->r, "s4", "0 8192 snapshot %s %s PO 8", org, cow3);
 	assert_string_equal(sline(s3, DM_STATUS_INFO), "80/80 16");
 	free(b);
+}
+
+/* The feature arguments discard_zeroes_cow and discard_passdown_origin (dm-snap.c): the
+ * table prints them in the kernel's order; a discard of a whole chunk with an exception zeroes
+ * the COW chunk (the exception stays), of a chunk without one copies nothing; with passdown
+ * the origin's device is discarded too, under the other snapshots as well. */
+static void test_discard_features(void **state)
+{
+	struct senv *v = *state;
+	const char *org = sfile(v, "org", 4 * MIB), *cow = sfile(v, "cow", 1 * MIB),
+	           *cow2 = sfile(v, "cow2", 1 * MIB), *cow3 = sfile(v, "cow3", 1 * MIB);
+	struct dm_dev *s, *sp, *plain, *o;
+	uint8_t *b = xbuf(4 * KIB), *zero = xbuf(4 * KIB);
+	char *text, want[1024];
+
+	memset(zero, 0, 4 * KIB);
+	o = create_dev(v->r, "lin", "0 8192 linear %s 0", org);
+	wgen(v, o, 0, 1 * MIB, 1);
+	assert_int_equal(dm_remove(v->r, "lin"), 0);
+	s = create_dev(v->r, "s", "0 8192 snapshot %s %s P 8 1 Discard_Zeroes_Cow", org, cow);
+	sp = create_dev(v->r, "sp",
+	                "0 8192 snapshot %s %s P 8 2 discard_passdown_origin discard_zeroes_cow",
+	                org, cow2);
+	plain = create_dev(v->r, "plain", "0 8192 snapshot %s %s P 8", org, cow3);
+	o = create_dev(v->r, "o", "0 8192 snapshot-origin %s", org);
+	assert_int_equal(dm_table_text(sp, DM_STATUS_TABLE, &text), 0);
+	snprintf(want, sizeof(want),
+	         "0 8192 snapshot %s %s P 8 2 discard_zeroes_cow discard_passdown_origin\n", org,
+	         cow2);
+	assert_string_equal(text, want);
+	free(text);
+	assert_int_equal(dm_table_text(s, DM_STATUS_TABLE, &text), 0);
+	snprintf(want, sizeof(want), "0 8192 snapshot %s %s P 8 1 discard_zeroes_cow\n", org, cow);
+	assert_string_equal(text, want);
+	free(text);
+
+	/* chunks 0..3 of the origin change: each snapshot gets 4 exceptions */
+	wgen(v, o, 0, 16 * KIB, 2);
+	assert_string_equal(sline(s, DM_STATUS_INFO), "48/2048 16");
+	/* discard_zeroes_cow: chunk 1 (whole, an exception) reads zeros, the exception stays */
+	assert_int_equal(sio(v, s, IO_OP_DISCARD, 4 * KIB, 4 * KIB, NULL), 0);
+	assert_int_equal(sio(v, s, IO_OP_READ, 4 * KIB, 4 * KIB, b), 0);
+	assert_memory_equal(b, zero, 4 * KIB);
+	rgen(v, s, 0, 4 * KIB, 1);
+	rgen(v, s, 8 * KIB, 8 * KIB, 1);
+	assert_string_equal(sline(s, DM_STATUS_INFO), "48/2048 16");
+	/* a part of a chunk with an exception goes to its COW chunk; a chunk without one costs
+	 * nothing (no copy-out) and the origin keeps its data */
+	assert_int_equal(sio(v, s, IO_OP_DISCARD, 8 * KIB, 1 * KIB, NULL), 0);
+	assert_int_equal(sio(v, s, IO_OP_DISCARD, 40 * KIB, 8 * KIB, NULL), 0);
+	assert_string_equal(sline(s, DM_STATUS_INFO), "48/2048 16");
+	rgen(v, s, 40 * KIB, 8 * KIB, 1);
+	rgen(v, o, 40 * KIB, 8 * KIB, 1);
+	rgen(v, o, 0, 16 * KIB, 2);
+	/* passdown: chunk 2 (an exception) is zeroed in sp's COW and discarded in the origin;
+	 * the other snapshots keep their own copies */
+	assert_int_equal(sio(v, sp, IO_OP_DISCARD, 8 * KIB, 4 * KIB, NULL), 0);
+	assert_int_equal(sio(v, sp, IO_OP_READ, 8 * KIB, 4 * KIB, b), 0);
+	assert_memory_equal(b, zero, 4 * KIB);
+	assert_int_equal(sio(v, o, IO_OP_READ, 8 * KIB, 4 * KIB, b), 0);
+	assert_memory_equal(b, zero, 4 * KIB);
+	rgen(v, plain, 8 * KIB, 4 * KIB, 1);
+	/* chunk 30, no exception anywhere: only the origin's device is discarded, so every
+	 * snapshot without a copy of it reads the discarded origin (the kernel's semantics) */
+	assert_int_equal(sio(v, sp, IO_OP_DISCARD, 120 * KIB, 4 * KIB, NULL), 0);
+	assert_int_equal(sio(v, plain, IO_OP_READ, 120 * KIB, 4 * KIB, b), 0);
+	assert_memory_equal(b, zero, 4 * KIB);
+	assert_string_equal(sline(sp, DM_STATUS_INFO), "48/2048 16");
+	assert_string_equal(sline(plain, DM_STATUS_INFO), "48/2048 16");
+	rgen(v, o, 124 * KIB, 4 * KIB, 1);
+	free(b);
+	free(zero);
 }
 
 /* Reload of a snapshot table on the same COW (as lvextend does): the new table takes the
@@ -681,6 +760,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_bad_tables, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_corrupt_stores, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cow_full, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_discard_features, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_handover, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_merge, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_read_holds_origin_write, setup, teardown),
