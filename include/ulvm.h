@@ -735,6 +735,44 @@ int ulvm_vg_split(struct ulvm_ctx *ctx, const char *src, const char *dst,
 /* Move every PV and LV of inactive VG `src` into VG `dst` (vgmerge), in one commit. */
 int ulvm_vg_merge(struct ulvm_ctx *ctx, const char *dst, const char *src);
 
+/* ---- pvmove ------------------------------------------------------------------------------
+ * As LVM2 2.03 records a move: a hidden LV "pvmoveN" (READ, WRITE, PVMOVE, LOCKED,
+ * allocation_policy "contiguous") of "mirror" segments, one per moved area (legs: the old
+ * extents, then the new), which the moved LVs' areas name instead of the old PV (the LVs
+ * LOCKED). Each segment is copied and committed (extents_moved) in turn; the old leg stays
+ * the one read until the commit that follows its copy, so a move can be stopped at any
+ * point and resumed or aborted by ulvm or LVM2. */
+struct ulvm_pvmove_opts {
+	const char *lv_name;          /* -n: only this LV's extents */
+	enum ulvm_alloc_policy alloc; /* where the new extents go (normal, contiguous, anywhere) */
+	const char *const *dests;     /* "PV[:PE ranges]" to allocate on; none: every other PV */
+	size_t ndests;
+};
+/* Start moving the extents of `source` ("PV[:PE[-PE]|PE+N...]") of `vg`: the pvmove LV set
+ * up and committed (*mirr, in vg). Refused as LVM2 refuses ("No data to move for VG.", "No
+ * extents available for allocation.", ...). */
+int ulvm_pvmove_setup(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove_opts *o,
+                      const char *description, struct ulvm_lv **mirr);
+/* The pvmove LVs of `vg` in progress (PVMOVE), or that with a leg on PV `path` (NULL:
+ * any): how many (at most max filled). */
+size_t ulvm_pvmove_list(const struct ulvm_vg *vg, const char *path, struct ulvm_lv **out,
+                        size_t max);
+/* The PV a pvmove LV moves from (its first segment's old leg). */
+const struct ulvm_pv *ulvm_pvmove_source(const struct ulvm_lv *mirr);
+struct ulvm_pvmove_progress {
+	uint64_t done, total; /* sectors of the move copied (committed or in this run) / all */
+	unsigned commits;     /* commits this run made so far */
+};
+typedef void (*ulvm_pvmove_progress_fn)(void *arg, const struct ulvm_pvmove_progress *p);
+/* Copy what is left of move `mirr` (inactive LVs: the copy is done here, extent by extent),
+ * committing after each segment, then finish it as LVM2 does (the LVs on their new extents,
+ * the pvmove LV replaced by an error segment, committed; then removed, committed). */
+int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progress_fn fn, void *arg,
+                    const char *description);
+/* pvmove --abort: segments already moved stay on their new extents, the others on the old
+ * ones; the pvmove LV goes (two commits, as finishing). */
+int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *description);
+
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's archive and backup directories: backup/archive_dir and backup/backup_dir of
  * $LVM_SYSTEM_DIR/lvm.conf, default /etc/lvm/archive and /etc/lvm/backup. */

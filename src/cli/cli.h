@@ -208,6 +208,7 @@ int cmd_vgimportclone(struct cli *c, int argc, char **argv); /* cmd_clone.c */
 int cmd_pvresize(struct cli *c, int argc, char **argv);      /* cmd_clone.c */
 int cmd_vgsplit(struct cli *c, int argc, char **argv);       /* cmd_vgsplit.c */
 int cmd_vgmerge(struct cli *c, int argc, char **argv);       /* cmd_vgsplit.c */
+int cmd_pvmove(struct cli *c, int argc, char **argv);        /* cmd_pvmove.c */
 
 /* cmd_display.c: the maps (-m), colon (-c) and short (-s) forms of the display commands,
  * and vgdisplay -v's list of PVs, as LVM2 prints them */

@@ -548,6 +548,24 @@ static const struct help_cmd help_cmds[] = {
      "command that printed nothing is followed by its status (\"Command failed with status "
      "code N.\"); the shell itself exits 0. ulvm with no arguments on a terminal, ulvm shell "
      "and ulvm lvm start it; ulvm lvm COMMAND ... runs that one command."},
+    {"pvmove", "Move extents from one physical volume to another", STYLE_LVM,
+     FORMS({NULL, "PV", "[ PV ... ]"}, {"Continue or abort every move in progress:", "", NULL}),
+     OPTS({'n', "name", "LV", "Move only the extents of this LV.", 1},
+          {0, "alloc", "contiguous|cling|normal|anywhere|inherit",
+           "How the new extents are chosen (anywhere: the source PV too).", 1},
+          {'i', "interval", "Number", "Print the progress every Number seconds (default 15).", 0},
+          {0, "abort", NULL,
+           "Stop the move: segments already copied stay moved, the rest stays where it was.", 0},
+          {'b', "background", NULL, "Return at once and move in the background.", 0},
+          {'A', "autobackup", "y|n", "Accepted, as LVM2's (ulvm always backs up).", 0}),
+     "Moves the extents of LVs off a PV (PV:PE-PE... for some of them) onto the other PVs of "
+     "its VG, or onto those named after it. The move is recorded as LVM2 records it: a hidden "
+     "LV pvmove0 of mirror segments (old extents, new extents) that the moved LVs point at "
+     "while they are LOCKED; each segment is copied, then committed, so that a move stopped "
+     "at any point (a crash, a power cut) is resumed by running pvmove again (with no "
+     "arguments: every move in progress), or undone by pvmove --abort, with ulvm or with "
+     "LVM2.\n\nulvm moves the extents of inactive LVs, copying them itself; an active LV is "
+     "refused."},
     {"thin_check", "Check dm-thin pool metadata (thin-provisioning-tools' options)", STYLE_TOOL,
      FORMS({NULL, "[options] {device|file}", NULL}),
      OPTS({'q', "quiet", NULL, "Print nothing; the exit status tells.", 0},

@@ -70,6 +70,7 @@ static const struct command commands[] = {
     {"lvmconfig", cmd_lvmconfig, "Display and manipulate configuration information"},
     {"dumpconfig", cmd_lvmconfig, "Display and manipulate configuration information"},
     {"config", cmd_lvmconfig, "Display and manipulate configuration information"},
+    {"pvmove", cmd_pvmove, "Move extents from one physical volume to another"},
 };
 
 void cli_print(const char *fmt, ...)

@@ -202,6 +202,15 @@ int vg_split_move(struct ulvm_vg *src, struct ulvm_vg *dst, const char *const *p
 int vg_merge_check(const struct ulvm_vg *to, const struct ulvm_vg *from);
 int vg_merge_move(struct ulvm_vg *to, struct ulvm_vg *from);
 
+/* pvmove.c: the model changes of a move, each followed by a commit in ulvm_pvmove_*:
+ * set it up (the pvmove LV appended to vg), mark segment `s` of it copied, point the LVs at
+ * the legs kept and make the pvmove LV one error extent, then drop it. */
+int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove_opts *o,
+                struct ulvm_lv **mirr);
+int pvmove_segment_moved(struct ulvm_vg *vg, struct ulvm_lv *mirr, size_t s);
+int pvmove_detach(struct ulvm_vg *vg, struct ulvm_lv *mirr);
+void pvmove_remove_lv(struct ulvm_vg *vg, struct ulvm_lv *mirr);
+
 /* units.c */
 /* Format `sectors` as LVM2 does for unit character `unit` ('r','h','b','s','k','m','g',
  * 't','p','e', upper case = powers of 1000). long_form: "12.00 MiB" (vgdisplay); short:

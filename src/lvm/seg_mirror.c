@@ -5,6 +5,8 @@
  * pairs, each leg covering the whole segment) are its areas, so the extents a pvmove
  * copies into are not free.
  */
+#include <string.h>
+
 #include "segtype.h"
 
 static int mirror_import(struct importer *im, const char *obj, const struct cfg_node *sec,
@@ -13,6 +15,21 @@ static int mirror_import(struct importer *im, const char *obj, const struct cfg_
 	int r = kept_text_import(im, obj, sec, seg);
 
 	return r ? r : kept_areas_from(im, obj, seg, "mirrors");
+}
+
+/* The kept keys, laid out as LVM2 writes them: extents_moved with its size, a blank line
+ * before the legs. */
+static void mirror_export(struct exporter *ex, struct cfg_node *sec, const struct ulvm_seg *seg,
+                          uint32_t extent_size)
+{
+	kept_text_export(ex, sec, seg, extent_size);
+	for (struct cfg_node *n = sec->child; n; n = n->next) {
+		if (!strcmp(n->key, "extents_moved") && n->kind == CFG_ASSIGN &&
+		    n->v.type == CFG_INT && n->v.i >= 0)
+			export_size_comment(ex, n, (uint64_t)n->v.i * extent_size);
+		else if (!strcmp(n->key, "mirrors"))
+			n->blank_before = true;
+	}
 }
 
 static void mirror_report(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
@@ -27,7 +44,7 @@ static void mirror_report(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 const struct ulvm_segtype segtype_mirror = {
     .name = "mirror",
     .text_import = mirror_import,
-    .text_export = kept_text_export,
+    .text_export = mirror_export,
     .area_len = seg_whole_area_len,
     .report = mirror_report,
 };

@@ -1,0 +1,67 @@
+# Helpers of the pvmove tests (tests/e2e/181-185): data in LVs, checked after a move, and the
+# history of a move as the metadata areas keep it (every commit's text stays in the ring
+# until the ring wraps).
+
+# fill_lv VG/LV: random data over the whole LV (written by ulvm dd), its md5 kept.
+fill_lv() {
+	local bytes
+	bytes=$(ulvm lvs --noheadings --units b --nosuffix -o lv_size "$1" | tr -d ' ')
+	head -c "$bytes" /dev/urandom >"$T/fill.data"
+	ulvm dd if="$T/fill.data" of="$1" bs=1M conv=fsync status=none
+	md5sum <"$T/fill.data" | cut -d' ' -f1 >"$T/md5.${1//\//_}"
+	rm -f "$T/fill.data"
+}
+
+# lv_md5 VG/LV: md5 of the LV's data as ulvm reads it.
+lv_md5() { ulvm dd if="$1" bs=1M status=none | md5sum | cut -d' ' -f1; }
+
+# check_lvs VG/LV...: each LV still holds the data fill_lv wrote.
+check_lvs() {
+	local lv
+	for lv in "$@"; do
+		assert_eq "$(cat "$T/md5.${lv//\//_}")" "$(lv_md5 "$lv")" "data of $lv after the move"
+	done
+}
+
+# mda_history IMG: one line per metadata version found in the first metadata area, by
+# seqno: "SEQNO LV:STATUS:SEGTYPE/EXTENTS_MOVED,..." for every LV named pvmove*, and
+# "locked=LV,..." for the LOCKED ones.
+mda_history() {
+	"$PYTHON" - "$1" <<'PY'
+import re, sys
+data = open(sys.argv[1], 'rb').read(4 << 20)
+seen = {}
+for m in re.finditer(rb'[A-Za-z0-9_.+-]+ \{\nid = ".{38}"\nseqno = (\d+)\n.*?\x00', data, re.S):
+    seen[int(m.group(1))] = m.group(0).decode(errors='replace')
+def lv_sections(t):
+    i = t.find('\nlogical_volumes {\n')
+    if i < 0:
+        return {}
+    out, depth, name, start = {}, 0, None, None
+    for m in re.finditer(r'^([A-Za-z0-9_.+-]+) \{$|^\}$', t[i + 1:], re.M):
+        if m.group(1):
+            depth += 1
+            if depth == 2:
+                name, start = m.group(1), m.end()
+        else:
+            if depth == 2:
+                out[name] = t[i + 1 + start:i + 1 + m.start()]
+            depth -= 1
+            if depth == 0:
+                break
+    return out
+for s in sorted(seen):
+    lvs = lv_sections(seen[s])
+    parts = []
+    for name, body in lvs.items():
+        if name.startswith('pvmove'):
+            st = re.search(r'status = \[(.*?)\]', body).group(1).replace('"', '').replace(' ', '')
+            segs = []
+            for sm in re.finditer(r'extent_count = (\d+)\n\ntype = "(\w+)"(.*?)\n\}', body, re.S):
+                em = re.search(r'extents_moved = (\d+)', sm.group(3))
+                segs.append('%s%s/%s' % (sm.group(2), sm.group(1), em.group(1) if em else '-'))
+            parts.append('%s:%s:%s' % (name, st, ','.join(segs)))
+    locked = [n for n, b in lvs.items() if not n.startswith('pvmove') and '"LOCKED"' in b]
+    print(s, ' '.join(parts) or '-', 'locked=' + ','.join(locked))
+PY
+}
