@@ -17,8 +17,8 @@ static int mirror_import(struct importer *im, const char *obj, const struct cfg_
 	return r ? r : kept_areas_from(im, obj, seg, "mirrors");
 }
 
-/* The kept keys, laid out as LVM2 writes them: extents_moved with its size, a blank line
- * before the legs. */
+/* The kept keys, as read, with extents_moved's size (file form) and, for the legs pvmove
+ * writes, LVM2's blank line before them. */
 static void mirror_export(struct exporter *ex, struct cfg_node *sec, const struct ulvm_seg *seg,
                           uint32_t extent_size)
 {
@@ -27,8 +27,8 @@ static void mirror_export(struct exporter *ex, struct cfg_node *sec, const struc
 		if (!strcmp(n->key, "extents_moved") && n->kind == CFG_ASSIGN &&
 		    n->v.type == CFG_INT && n->v.i >= 0)
 			export_size_comment(ex, n, (uint64_t)n->v.i * extent_size);
-		else if (!strcmp(n->key, "mirrors"))
-			n->blank_before = true;
+		else if (!strcmp(n->key, "mirrors") && kept_key(seg, "mirrors")->blank_before)
+			n->blank_before = true; /* the hint of legs lvm/pvmove.c wrote */
 	}
 }
 

@@ -257,7 +257,10 @@ static void test_text_round_trip(void **state)
 	check_mseg(m[0], 2, 5, 2, 0, 3, 1, 5, 0);
 	assert_int_equal(back->pvs[1]->pe_alloc_count, 7);
 	assert_int_equal(vg_export(back, false, "t", &again, &len2), 0);
-	/* Same text but for the seqno-independent header lines. */
+	/* The same LVs; the text read back has lost only the blank lines before the legs
+	 * (the parser keeps no layout; LVM2 reads both alike). */
+	for (char *p; (p = strstr(text, "\n\nmirrors"));)
+		memmove(p, p + 1, strlen(p));
 	assert_string_equal(strstr(text, "logical_volumes"), strstr(again, "logical_volumes"));
 	free(text);
 	free(again);
