@@ -67,25 +67,6 @@ static void check_report(void *arg, bool fatal, const char *line)
 		printf("%s\n", line);
 }
 
-/* Clear the flag in block 0 alone: one sector-sized write, as the kernel's own. */
-static int clear_needs_check(struct bdev *bd)
-{
-	uint8_t *b = bdev_alloc_buffer(PDATA_BLOCK_SIZE);
-	int r;
-
-	if (!b)
-		return -ENOMEM;
-	if (!(r = bdev_read(bd, b, PDATA_BLOCK_SIZE, 0))) {
-		struct thin_disk_superblock *sb = (void *)b;
-		sb->flags = cpu_to_le32(le32_to_cpu(sb->flags) & ~THIN_FLAG_NEEDS_CHECK);
-		bm_prepare_for_write(&thin_superblock_validator, b, 0);
-		if (!(r = bdev_write(bd, b, PDATA_BLOCK_SIZE, 0)))
-			r = bdev_flush(bd);
-	}
-	free(b);
-	return r;
-}
-
 static int cmd_thin_check(struct cli *c, int argc, char **argv)
 {
 	enum { O_CLEAR = 256, O_IGNORE, O_SKIP, O_SUPER, O_AUTO, O_OVERRIDE };
@@ -168,7 +149,7 @@ static int cmd_thin_check(struct cli *c, int argc, char **argv)
 	}
 	bool failed = res.fatal || (res.non_fatal && !ignore);
 	if (!failed && clear && res.needs_check) {
-		if ((r = clear_needs_check(bd))) {
+		if ((r = thin_md_set_needs_check_flag(bd, false))) {
 			fprintf(stderr, "thin_check: %s: clearing needs_check: %s\n", argv[optind],
 			        strerror(-r));
 			failed = true;

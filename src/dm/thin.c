@@ -579,6 +579,15 @@ static void metadata_failed(struct pool *p, const char *op, int r)
 	p->pmd = NULL;
 	p->dirty = false;
 	clear_caches(p);
+	/* As dm-thin-metadata's set_needs_check: the flag goes into the superblock of the last
+	 * commit, so that the next activation checks before it writes (LVM2 runs thin_check). */
+	if (thin_md_set_needs_check_flag(p->meta->bd, true)) {
+		ulvm_log(ULVM_LOG_ERROR,
+		         "thin-pool %s: failed to set 'needs_check' flag in metadata",
+		         pool_name(p));
+		set_mode(p, PM_FAIL);
+		return;
+	}
 	if (thin_md_open(p->meta->bd, &o, &md)) {
 		set_mode(p, PM_FAIL);
 		return;

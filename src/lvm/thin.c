@@ -1219,7 +1219,7 @@ int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool)
 	const char *path;
 	uint64_t off = 0, len = 0;
 	uint8_t *b;
-	bool zero = true;
+	bool zero = true, needs_check = false;
 	int r;
 
 	ulvm_thin_pool_get(vg, pool, &pi);
@@ -1237,6 +1237,8 @@ int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool)
 	if (!(r = bdev_read(bd, b, 4096, 0)))
 		for (size_t i = 0; i < 4096 && zero; i++)
 			zero = !b[i];
+	needs_check = !zero && (le32_to_cpu(((struct thin_disk_superblock *)b)->flags) &
+	                        THIN_FLAG_NEEDS_CHECK);
 	free(b);
 	if (!r && !zero) {
 		r = thin_check_metadata(bd, &o, &res);
@@ -1247,6 +1249,12 @@ int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool)
 			               vg->name, pool->name);
 	}
 	bdev_close(bd);
+	/* Clean: the flag a metadata error left goes, as LVM2's thin_check
+	 * --clear-needs-check-flag clears it, and the pool loads writable. */
+	if (!r && needs_check && !(r = bdev_open_slice(path, BDEV_NO_DIRECT, off, len, &bd))) {
+		r = thin_md_set_needs_check_flag(bd, false);
+		bdev_close(bd);
+	}
 	return r;
 }
 

@@ -767,6 +767,32 @@ int thin_md_highest_mapped(struct thin_md *md, uint64_t dev, uint64_t *vblock)
 	return btree_find_highest(md->tm, 8, le64_to_cpu(sub), vblock, NULL);
 }
 
+int thin_md_set_needs_check_flag(struct bdev *bd, bool set)
+{
+	uint8_t *b = bdev_alloc_buffer(PDATA_BLOCK_SIZE);
+	char why[200];
+	int r;
+
+	if (!b)
+		return ulvm_error(-ENOMEM, "out of memory");
+	/* Block 0 alone, in place (as the kernel's and thin_check's own): the rest of the
+	 * metadata is untouched, so the last commit stays what it was. */
+	if (!(r = bdev_read(bd, b, PDATA_BLOCK_SIZE, 0)) &&
+	    (r = bm_validate(&thin_superblock_validator, b, 0, why, sizeof(why))))
+		r = ulvm_error(r, "%s: invalid superblock: %s", bd->path, why);
+	if (!r) {
+		struct thin_disk_superblock *sb = (void *)b;
+		uint32_t f = le32_to_cpu(sb->flags);
+		sb->flags =
+		    cpu_to_le32(set ? f | THIN_FLAG_NEEDS_CHECK : f & ~THIN_FLAG_NEEDS_CHECK);
+		bm_prepare_for_write(&thin_superblock_validator, b, 0);
+		if (!(r = bdev_write(bd, b, PDATA_BLOCK_SIZE, 0)))
+			r = bdev_flush(bd);
+	}
+	free(b);
+	return r;
+}
+
 /* ---- data space ---------------------------------------------------------------------------- */
 
 int thin_md_alloc_data_block(struct thin_md *md, uint64_t *b)

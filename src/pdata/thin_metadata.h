@@ -159,6 +159,10 @@ int thin_md_resize_metadata(struct thin_md *md, uint64_t nr_blocks);
 int thin_md_reserve_metadata_snap(struct thin_md *md);
 int thin_md_release_metadata_snap(struct thin_md *md);
 
+/* Set or clear the needs_check flag in the superblock on bd (not open as metadata here): the
+ * target after a metadata error, thin_check --clear-needs-check-flag and activation after a
+ * clean check. */
+int thin_md_set_needs_check_flag(struct bdev *bd, bool set);
 /* For thin_restore and thin_check --clear-needs-check-flag: fields the tools set. */
 int thin_md_set_device_info(struct thin_md *md, uint64_t dev, const struct thin_device_info *i);
 void thin_md_set_sb_fields(struct thin_md *md, const uint8_t uuid[16], uint32_t time,

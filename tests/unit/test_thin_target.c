@@ -2,7 +2,8 @@
  * table and status lines as the kernel prints them, pool messages, the basic data path
  * (first writes, zeroes for unmapped blocks, discard, FLUSH), running out of data space in
  * both modes and growing the pool while writes are queued, an all-zero metadata device
- * formatted on first load, and thin_check (ulvm's and 0.9.0's) clean on the metadata after.
+ * formatted on first load, needs_check after a metadata error, and thin_check (ulvm's and
+ * 0.9.0's) clean on the metadata after.
  * Files live in a temp directory on /tmp. */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "pdata/btree.h"
 #include "pdata/thin_metadata.h"
 #include "test_thin_util.h"
 
@@ -527,6 +529,85 @@ static void test_no_metadata_space(void **state)
 	check_metadata(v->meta);
 }
 
+/* The superblock of the metadata file at `path`, decoded. */
+static void read_sb(const char *path, struct thin_sb_info *si)
+{
+	uint8_t blk[4096];
+	FILE *f = fopen(path, "rb");
+
+	assert_non_null(f);
+	assert_int_equal(fread(blk, 1, sizeof(blk), f), sizeof(blk));
+	fclose(f);
+	thin_sb_decode(blk, si);
+}
+
+/* A metadata error (a mapping leaf that fails its checksum) aborts the open transaction and
+ * turns the pool read-only with needs_check, written into the superblock as the kernel's
+ * dm-thin-metadata does; the flag makes the next writable open refuse until a check. */
+static void test_needs_check(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_dev *pool, *thin;
+	uint8_t *b = xbuf(16 * MIB);
+	struct thin_md_options ro = {.read_only = true};
+	struct thin_sb_info si;
+	struct thin_md *md;
+	struct bdev *bd;
+	struct bm_block *blk;
+	uint64_t leaf;
+	le64 sub, child;
+	char *s;
+
+	/* 256 blocks mapped: two leaves under an internal node in device 1's tree. */
+	pool = make_pool(v, 32768, NULL);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 32768 thin pool 1");
+	memset(b, 0x3c, 16 * MIB);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 0, 16 * MIB, b, 0), 0);
+	assert_int_equal(tio(v, thin, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
+	tenv_close_registry(v);
+	read_sb(v->meta, &si);
+	assert_int_equal(si.flags & THIN_FLAG_NEEDS_CHECK, 0);
+	/* Damage the first leaf of device 1's mapping tree on the device. */
+	assert_int_equal(bdev_open(v->meta, BDEV_RDONLY | BDEV_NO_DIRECT, &bd), 0);
+	assert_int_equal(thin_md_open(bd, &ro, &md), 0);
+	assert_int_equal(btree_lookup(thin_md_tm(md), 8, si.mapping_root, 1, &sub), 0);
+	assert_int_equal(
+	    tm_read_lock(thin_md_tm(md), le64_to_cpu(sub), &btree_node_validator, &blk), 0);
+	assert_int_equal(btree_node_flags(bm_block_data(blk)), BTREE_NODE_INTERNAL);
+	memcpy(&child, btree_node_value(bm_block_data(blk), 0), 8);
+	tm_unlock(thin_md_tm(md), blk);
+	thin_md_close(md);
+	bdev_close(bd);
+	leaf = le64_to_cpu(child);
+	FILE *f = fopen(v->meta, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, (long)(leaf * 4096 + 200), SEEK_SET), 0);
+	assert_int_equal(fwrite("damage", 1, 6, f), 6);
+	fclose(f);
+	/* The pool loads; the first read of a block in that leaf fails its lookup. */
+	tenv_registry(v);
+	pool = make_pool(v, 32768, NULL);
+	thin = create_dev(v->r, "thin1", "0 32768 thin pool 1");
+	assert_true(tio(v, thin, IO_OP_READ, 0, BLOCK, b, 0) < 0);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, " ro "));
+	assert_non_null(strstr(s, " needs_check "));
+	free(s);
+	assert_int_equal(tmsg(pool, "create_thin 2"), -EOPNOTSUPP);
+	read_sb(v->meta, &si);
+	assert_int_equal(si.flags & THIN_FLAG_NEEDS_CHECK, THIN_FLAG_NEEDS_CHECK);
+	tenv_close_registry(v);
+	/* Writable opens refuse it now (activation checks first); clearing it is the checker's. */
+	assert_int_equal(bdev_open(v->meta, BDEV_NO_DIRECT, &bd), 0);
+	assert_int_equal(thin_md_open(bd, NULL, &md), -EUCLEAN);
+	assert_int_equal(thin_md_set_needs_check_flag(bd, false), 0);
+	bdev_close(bd);
+	read_sb(v->meta, &si);
+	assert_int_equal(si.flags & THIN_FLAG_NEEDS_CHECK, 0);
+	free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -538,6 +619,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_runs_across_slots, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_commit_within_a_second, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_metadata_space, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_needs_check, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
