@@ -117,8 +117,14 @@ int ulvm_lv_activate(struct ulvm_vg *vg, struct ulvm_lv *lv, bool on, bool *vg_c
 	if ((r = ulvm_lv_dm_nodes(vg, lv, &nodes, &n)))
 		return r;
 	if (on) {
+		bool *made = calloc(n + 1, sizeof(*made));
+		if (!made) {
+			ulvm_dm_nodes_free(nodes, n);
+			return ulvm_error(-ENOMEM, "out of memory");
+		}
 		for (size_t i = 0; i < n && !r; i++) {
 			struct ulvm_lv *owner = (struct ulvm_lv *)nodes[i].lv;
+			made[i] = !ulvm_active_exists(nodes[i].name);
 			r = node_up(vg, &nodes[i], i == n - 1, vg_changed);
 			if (!r && nodes[i].real_pool) {
 				struct ulvm_thin_pool_info pi;
@@ -132,6 +138,12 @@ int ulvm_lv_activate(struct ulvm_vg *vg, struct ulvm_lv *lv, bool on, bool *vg_c
 					r = ulvm_thin_check_transaction(vg, owner);
 			}
 		}
+		/* A failed activation (the pool's check refused it) leaves nothing it made: LVM2
+		 * reverts its activation tree. */
+		for (size_t i = n; r && i-- > 0;)
+			if (made[i] && ulvm_active_exists(nodes[i].name))
+				ulvm_active_remove(vg->ctx, nodes[i].name);
+		free(made);
 	} else {
 		for (size_t i = n; i-- > 0 && !r;) {
 			char uuid[ULVM_DM_UUID_LEN] = "";

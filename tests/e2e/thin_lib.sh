@@ -115,3 +115,44 @@ tmeta_check() {
 	thin_check "$T/.tmeta.$2" >"$T/.tmeta.out" 2>&1 ||
 		fail "thin_check 0.9.0 on $1/$2's metadata: $(cat "$T/.tmeta.out")"
 }
+
+# thin_sb_poke FILE OFFSET set-needs-check|damage-mapping-root: change the pool metadata at
+# byte OFFSET of FILE (a PV image): set the superblock's needs_check flag (checksum
+# recomputed, as the kernel writes it), or overwrite the top-level mapping tree's root block
+# (a metadata error every checker reports).
+thin_sb_poke() {
+	"$PYTHON" - "$@" <<'PY'
+import struct, sys
+path, off, what = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def crc32c_raw(data, crc=0xffffffff):
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc
+with open(path, "r+b") as f:
+    f.seek(off)
+    sb = bytearray(f.read(4096))
+    if what == "set-needs-check":
+        flags = struct.unpack_from("<I", sb, 4)[0] | 1
+        struct.pack_into("<I", sb, 4, flags)
+        struct.pack_into("<I", sb, 0, crc32c_raw(bytes(sb[4:])) ^ 160774)
+        f.seek(off)
+        f.write(sb)
+    elif what == "damage-mapping-root":
+        root = struct.unpack_from("<Q", sb, 320)[0]
+        f.seek(off + root * 4096 + 64)
+        f.write(b"\xa5" * 256)
+    else:
+        sys.exit("thin_sb_poke: unknown change " + what)
+PY
+}
+# tmeta_offset VG POOL: the byte offset of VG/POOL's metadata LV in its (first) PV image.
+tmeta_offset() {
+	local es r start ps
+	es=$(ulvm vgs --noheadings --units s --nosuffix -o vg_extent_size "$1" | tr -d ' ')
+	r=$(ulvm lvs -a --noheadings --segments -o seg_pe_ranges "$1/${2}_tmeta" | head -1 | tr -d ' ')
+	start=${r##*:}; start=${start%-*}
+	ps=$(ulvm pvs --noheadings --units s --nosuffix -o pe_start "${r%:*}" | tr -d ' ')
+	echo $(((ps + start * es) * 512))
+}
