@@ -481,7 +481,7 @@ static void cell_release(struct pool *p, struct thin_io *t)
 
 static uint64_t meta_reserve(uint64_t nr_blocks)
 {
-	return MIN(4096u, nr_blocks / 10);
+	return thin_meta_reserve(nr_blocks);
 }
 
 static uint64_t meta_threshold(uint64_t nr_blocks)

@@ -1093,10 +1093,63 @@ int ulvm_thin_check_transaction(struct ulvm_vg *vg, struct ulvm_lv *pool)
 
 /* ---- usage, as lvs shows it ---- */
 
+static int metadata_slice(const struct ulvm_vg *vg, const struct ulvm_lv *meta, const char **path,
+                          uint64_t *off, uint64_t *len);
+
+/* Without ulvmd: what the pool's status would say, from its committed superblock and space
+ * maps read-only (nothing is built, nothing written). Totals are the tables' sizes: an
+ * active pool grows its space maps to them when it is next built. */
+static int usage_from_metadata(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                               struct ulvm_thin_usage *u, uint64_t *mapped)
+{
+	const struct ulvm_lv *pool = ulvm_lv_is_thin_pool(lv) ? lv : thin_pool_of(vg, lv);
+	struct thin_md_options o = {.read_only = true};
+	struct ulvm_thin_pool_info pi;
+	struct thin_sb_info si;
+	struct thin_md *md;
+	struct bdev *bd;
+	const char *path;
+	uint64_t off, len;
+	int r;
+
+	if (!pool)
+		return -ENOENT;
+	ulvm_thin_pool_get(vg, pool, &pi);
+	if (!pi.metadata_lv || !pi.data_lv || !pi.chunk_size)
+		return -EINVAL;
+	if ((r = metadata_slice(vg, pi.metadata_lv, &path, &off, &len)) ||
+	    (r = bdev_open_slice(path, BDEV_RDONLY | BDEV_NO_DIRECT, off, len, &bd)))
+		return r;
+	if (!(r = thin_md_open(bd, &o, &md))) {
+		thin_md_get_sb(md, &si);
+		if (lv == pool) {
+			uint64_t nr = MIN(len / 4096, (uint64_t)4161600);
+			nr = MAX(nr, si.meta_nr_blocks);
+			u->data_used = si.data_nr_allocated;
+			u->data_total = MAX(si.data_nr_blocks, (uint64_t)pi.data_lv->le_count *
+			                                           vg->extent_size / pi.chunk_size);
+			u->meta_used = MIN(si.meta_nr_allocated + thin_meta_reserve(nr), nr);
+			u->meta_total = nr;
+			u->has_meta = true;
+		} else {
+			struct thin_device_info info;
+			struct thin_seg t;
+			thin_seg_get(&lv->segs[0], &t);
+			if (!(r = thin_md_device_info(md, t.device_id, &info)))
+				*mapped = info.mapped_blocks * si.data_block_size;
+		}
+		thin_md_close(md);
+	}
+	bdev_close(bd);
+	return r;
+}
+
 int ulvm_lv_thin_usage(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
                        struct ulvm_thin_usage *u)
 {
 	char name[300], uuid[ULVM_DM_UUID_LEN], *text = NULL;
+	unsigned long long mapped = 0;
+	uint64_t md_mapped = 0;
 	int r;
 
 	memset(u, 0, sizeof(*u));
@@ -1104,6 +1157,13 @@ int ulvm_lv_thin_usage(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 		return -ENOENT;
 	if (!ulvm_lv_active(vg, lv))
 		return -ENXIO;
+	if (ulvm_control_call("ping", NULL, NULL, NULL) == -ENOTCONN &&
+	    !usage_from_metadata(vg, lv, u, &md_mapped)) {
+		if (u->has_meta)
+			return 0;
+		mapped = md_mapped;
+		goto thin_lv;
+	}
 	ulvm_lv_state_device(vg, lv, name, sizeof(name), uuid, sizeof(uuid));
 	if ((r = ulvm_active_status(name, &text)))
 		return r;
@@ -1116,26 +1176,29 @@ int ulvm_lv_thin_usage(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 			u->meta_total = st.total_metadata;
 			u->has_meta = true;
 		}
-	} else {
-		const struct ulvm_lv *pool = thin_pool_of(vg, lv);
-		unsigned long long mapped = 0;
-		const char *p = strstr(text, "thin ");
-		uint64_t size = (uint64_t)lv->le_count * vg->extent_size, chunk = 128;
-		if (pool) {
-			struct thin_pool_seg ps;
-			thin_pool_seg_get(&pool->segs[0], &ps);
-			chunk = ps.chunk_size ? ps.chunk_size : 128;
-		}
-		if (!p || sscanf(p + 5, "%llu", &mapped) != 1)
-			r = ulvm_error(-EINVAL, "Cannot parse thin status \"%s\"", text);
-		/* LVM2: the pool maps whole chunks, so the size rounds up to one. */
-		size = (size + chunk - 1) / chunk * chunk;
-		u->data_used = MIN(mapped, size);
-		u->data_total = size;
-		u->mapped = mapped;
+		free(text);
+		return r;
 	}
+	const char *p = strstr(text, "thin ");
+	if (!p || sscanf(p + 5, "%llu", &mapped) != 1)
+		r = ulvm_error(-EINVAL, "Cannot parse thin status \"%s\"", text);
 	free(text);
-	return r;
+	if (r)
+		return r;
+thin_lv:;
+	const struct ulvm_lv *pool = thin_pool_of(vg, lv);
+	uint64_t size = (uint64_t)lv->le_count * vg->extent_size, chunk = 128;
+	if (pool) {
+		struct thin_pool_seg ps;
+		thin_pool_seg_get(&pool->segs[0], &ps);
+		chunk = ps.chunk_size ? ps.chunk_size : 128;
+	}
+	/* LVM2: the pool maps whole chunks, so the size rounds up to one. */
+	size = (size + chunk - 1) / chunk * chunk;
+	u->data_used = MIN(mapped, size);
+	u->data_total = size;
+	u->mapped = mapped;
+	return 0;
 }
 
 char ulvm_lv_thin_health(const struct ulvm_vg *vg, const struct ulvm_lv *lv, const char **health)

@@ -108,6 +108,13 @@ struct thin_md_options {
 
 struct thin_md;
 
+/* The metadata blocks the kernel's pool keeps in reserve (it reports them used, and turns
+ * read-only before it touches them). */
+static inline uint64_t thin_meta_reserve(uint64_t nr_blocks)
+{
+	return nr_blocks / 10 < 4096u ? nr_blocks / 10 : 4096u;
+}
+
 /* New, empty metadata on bd (committed), as the kernel formats an all-zero device. */
 int thin_md_format(struct bdev *bd, uint32_t data_block_size, uint64_t nr_data_blocks,
                    const struct thin_md_options *o, struct thin_md **out);

@@ -7,7 +7,8 @@
 # lv_attr's health character (9th) and lv_health_status from the pool's status as LVM2
 # computes them: out of data space is 'D' / "out_of_data" (queued writes fail after
 # ULVM_THIN_NO_SPACE_TIMEOUT, the kernel's no_space_timeout, here 1 s), back to '-' and
-# queue_if_no_space once the pool grows. thin_check 0.9.0 is clean after all of it.
+# queue_if_no_space once the pool grows. data% and meta% without ulvmd (read from the pool's
+# metadata) equal the daemon's. thin_check 0.9.0 is clean after all of it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulvmd_lib.sh"
@@ -87,8 +88,14 @@ ulvm lvextend -L +16M $VG/pool >/dev/null 2>&1
 st=$("$ULVM" dmsetup status $VG-pool-tpool)
 assert_match ' rw .* queue_if_no_space ' "$st" "the grown pool queues again"
 assert_match '^twi-aotz--$' "$(ulvm lvs --noheadings -o lv_attr $VG/pool | tr -d ' ')" "healthy again"
-ulvm vgchange -an $VG >/dev/null
+ulvm dd if=/dev/zero of=$VG/t1 bs=1M seek=8 count=2 oflag=direct status=none
+pct() { ulvm lvs --noheadings -o lv_name,data_percent,metadata_percent $VG 2>/dev/null | awk '{ $1 = $1; print }'; }
+with=$(pct)
 ulvmd_stop
+# without ulvmd: data% and meta% from the pool's metadata, read-only, equal to the daemon's
+note "$with"
+assert_eq "$with" "$(pct)" "lvs without ulvmd (from the superblock and space maps)"
+ulvm vgchange -an $VG >/dev/null
 
 attach a
 lvm2 vgck $VG || fail "LVM2 vgck"
