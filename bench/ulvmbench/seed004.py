@@ -40,7 +40,11 @@ class Seed004(Experiment):
                 k = "%s-%s-direct" % (op, bk)
                 cols += [Col(k, "%s, %s blocks, O_DIRECT" % (op, bk), "MiB/s"),
                          Ratio(k + "-vs-linear", "%s %s / linear" % (op, bk), k, k,
-                               den_row="linear")]
+                               den_row="linear"),
+                         Col(k + "-cpu", "%s, %s blocks, per CPU second" % (op, bk),
+                             "MiB/CPU s"),
+                         Ratio(k + "-cpu-vs-linear", "%s %s / linear, CPU" % (op, bk),
+                               k + "-cpu", k + "-cpu", den_row="linear")]
             return cols
         writes, reads = vs_linear("write"), vs_linear("read")
         peer = []
@@ -51,15 +55,22 @@ class Seed004(Experiment):
                            "qcow2-" + bk)]
         rand = [Col("ulvm", "ulvm", "reads/s"),
                 Ratio("ulvm-vs-linear", "/ linear", "ulvm", "ulvm", den_row="linear"),
+                Col("ulvm-cpu", "ulvm, per CPU second", "reads/CPU s"),
+                Ratio("ulvm-cpu-vs-linear", "/ linear, CPU", "ulvm-cpu", "ulvm-cpu",
+                      den_row="linear"),
                 Col("qcow2", "qcow2", "reads/s"),
                 Ratio("ulvm-vs-qcow2", "ulvm / qcow2", "ulvm", "qcow2")]
         how = ("`build/thin_bench` (ulvm's dm request path and engine in one process) on "
-               "/dev/shm: a linear device and a thin pool (block zeroing on) over files "
-               "written through once; every cell moves the volume in 64 MiB requests one "
+               "/dev/shm: a linear device and a thin pool (block zeroing on) over one file; "
+               "every cell moves the volume in 64 MiB requests one "
                "at a time (dd bs=64M) and writes end with a flush (the pool commits). "
                "Unprovisioned: a new thin volume; provisioned: written again; snapshot "
                "totally shared: a thin snapshot of it (create_snap, origin suspended) "
                "written once, every write breaking sharing; no sharing: written again. "
+               "The backing file is written through twice first, the thin volume's, the "
+               "snapshot's and the linear device's regions in turn, so that all get pages "
+               "of the same kind in the same state. The CPU columns (user + system time of "
+               "the process, getrusage) are the measure a loaded machine does not hide. "
                "The library has no page cache above a device, so its figures are those "
                "of dd oflag=direct (the seed's buffered rows need a kernel block device "
                "over a thin LV). Linear and thin alternate within each repetition.")
@@ -188,15 +199,23 @@ class Seed004(Experiment):
                             raise RuntimeError("thin_bench: %s" % r.stderr.strip())
                         for line in r.stdout.splitlines():
                             c = json.loads(line)
+                            cpu = c.get("cpu_s") or 0.0
                             if c["cell"] in CELLS:
                                 row, op = CELLS[c["cell"]]
-                                (t if op == "write" else trd).add(
-                                    row, "%s-%s-direct" % (op, bk), c["mib_s"], rep)
+                                k = "%s-%s-direct" % (op, bk)
+                                tb = t if op == "write" else trd
+                                tb.add(row, k, c["mib_s"], rep)
+                                if cpu > 0:
+                                    tb.add(row, k + "-cpu", c["mib_s"] * c["seconds"] / cpu,
+                                           rep)
                                 tq.add("%s-%s" % (op, row), "ulvm-" + bk, c["mib_s"], rep)
                             elif rand_here:
                                 row = "linear" if c["cell"] == "randread-linear" else \
                                     "thin-prov"
                                 tr.add(row, "ulvm", c["ops_s"], rep)
+                                if cpu > 0:
+                                    tr.add(row, "ulvm-cpu", c["ops_s"] * c["seconds"] / cpu,
+                                           rep)
                         for p in os.listdir(d):
                             os.unlink(os.path.join(d, p))
                     elif have_qemu:
