@@ -91,7 +91,9 @@ class Seed000(Experiment):
                "linear origin (none); files on the disk directory. 1st..3rd: seconds of each "
                "repetition, rows interleaved; the ratio is MiB/s against none in the same "
                "repetition. Every exception costs the kernel's commit: copy, FLUSH, "
-               "metadata area with FUA, before the origin write goes on.")
+               "metadata area with FUA, before the origin write goes on; ulvm's copy-ahead "
+               "(docs/ARCHITECTURE.md) copies the chunks after a sequential run and commits "
+               "them in one batch (ULVM_SNAPSHOT_COPY_AHEAD=off: the kernel's way).")
         read_rows = [("write", "origin writes (dd bs=4k)"),
                      ("read", "snapshot reads (64 KiB, sequential)")]
         read_cols = [Col("alone", "alone", "MiB/s", "{:.2f}"),
