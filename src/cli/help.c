@@ -485,7 +485,9 @@ static const struct help_cmd help_cmds[] = {
      OPTS(O_AUTOBACKUP, {'l', "list", NULL, "Accepted for LVM2 compatibility.", 0},
           {0, "poolmetadataspare", "y|n", "Accepted for LVM2 compatibility.", 0}),
      "Moves every PV and LV of the second VG (which must be inactive and have the first's "
-     "extent size, and no LV name of the first) into the first VG, in one commit."},
+     "extent size, and no LV name of the first) into the first VG, in one commit. Run again "
+     "after an interruption that left the second VG beside the merged one, it finishes the "
+     "merge."},
     {"pvresize", "Resize physical volume(s)", STYLE_LVM, FORMS({NULL, "PV ...", NULL}),
      OPTS({0, "setphysicalvolumesize", "Size[m|UNIT]",
            "Use this size instead of the device's (asks when it is smaller, unless -y).", 0}),

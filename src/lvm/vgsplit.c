@@ -724,6 +724,16 @@ out:
 	return r;
 }
 
+/* Every PV of `from` is one of `to`'s already (what a merge interrupted between its areas'
+ * header writes leaves: the newer destination copy names them). */
+static bool merge_leftover(const struct ulvm_vg *to, const struct ulvm_vg *from)
+{
+	for (size_t i = 0; i < from->npvs; i++)
+		if (!vg_find_pv_uuid(to, from->pvs[i]->uuid))
+			return false;
+	return from->npvs > 0;
+}
+
 int ulvm_vg_merge(struct ulvm_ctx *ctx, const char *dst_name, const char *src_name)
 {
 	struct ulvm_vg *to = NULL, *from = NULL;
@@ -742,8 +752,17 @@ int ulvm_vg_merge(struct ulvm_ctx *ctx, const char *dst_name, const char *src_na
 		goto out;
 	}
 	if ((r = vg_refuse_exported(to, false)) || (r = vg_refuse_exported(from, false)) ||
-	    (r = ulvm_vg_require_complete(to)) || (r = ulvm_vg_require_complete(from)) ||
-	    (r = vg_merge_check(to, from)))
+	    (r = ulvm_vg_require_complete(to)) || (r = ulvm_vg_require_complete(from)))
+		goto out;
+	if (merge_leftover(to, from)) {
+		/* A merge cut short while the areas switched over: the destination's metadata
+		 * already holds every PV of the source; writing it again finishes the merge. */
+		ulvm_info("Volume group \"%s\" is what an interrupted vgmerge left: finishing it",
+		          src_name);
+		r = vg_write_commit(to, "vgmerge");
+		goto out;
+	}
+	if ((r = vg_merge_check(to, from)))
 		goto out;
 	/* The source's last metadata, archived before its PVs take the destination's. */
 	{

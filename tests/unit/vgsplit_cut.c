@@ -1,7 +1,8 @@
-/* The power-cut driver of tests/e2e/188 (not a test itself): `ulvm vgsplit` through the
- * library with io/bdev's test-only fault injection cutting the power after N writes.
+/* The power-cut driver of tests/e2e/188 (not a test itself): `ulvm vgsplit` (or vgmerge)
+ * through the library with io/bdev's test-only fault injection cutting the power after N writes.
  *
  * usage: vgsplit_cut N [-l] DEVICES SRC DST PV...
+ *        vgsplit_cut N [-l] DEVICES --merge DST SRC      (vgmerge)
  *   N        writes that reach the disks (-1: no cut)
  *   -l       the disks lose what was not flushed when the power goes (volatile caches)
  *   DEVICES  the devices to consider, comma separated (as --devices)
@@ -10,6 +11,7 @@
  * Locks go where $ULVM_LOCK_DIR says, as for the command. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "io/bdev.h"
 #include "ulvm.h"
@@ -47,7 +49,10 @@ int main(int argc, char **argv)
 		bdev_fault_lose_unflushed(lose);
 		bdev_fault_inject_after(cut);
 	}
-	r = ulvm_vg_split(ctx, argv[a], argv[a + 1], &o, &existing);
+	if (!strcmp(argv[a], "--merge"))
+		r = ulvm_vg_merge(ctx, argv[a + 1], argv[a + 2]);
+	else
+		r = ulvm_vg_split(ctx, argv[a], argv[a + 1], &o, &existing);
 	if (cut >= 0 && bdev_fault_inject_after(-1) > 0) {
 		puts("cut");
 	} else {
