@@ -309,6 +309,10 @@ int ulvm_tag_del(struct ulvm_strlist *tags, const char *tag);
 /* Derived properties, as LVM2 reports them. */
 bool ulvm_lv_visible(const struct ulvm_lv *lv);
 const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segment */
+/* The allocation policy the metadata records ("contiguous", "cling", ...): an LV's default is
+ * "inherit", a VG's "normal". */
+const char *ulvm_lv_alloc_policy(const struct ulvm_lv *lv);
+const char *ulvm_vg_alloc_policy(const struct ulvm_vg *vg);
 bool ulvm_strlist_has(const struct ulvm_strlist *l, const char *word);
 /* LVM2's rules for VG and LV names; false with the reason in `why` for a name it refuses. */
 bool ulvm_name_valid(const char *name, char *why, size_t whylen);
@@ -324,7 +328,9 @@ struct ulvm_lv_info {
 	const char *layout;  /* lv_layout: "linear", "thin,pool", ... */
 	const char *origin;  /* origin: a snapshot's (also on its COW LV); NULL: none */
 	const char *pool_lv; /* a thin LV's pool; NULL: none */
-	char role;         /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin, ... */
+	char role;         /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin,
+	                    * 'p' pvmove, ... */
+	char alloc;        /* lv_attr[2]: the policy's letter, capital while LOCKED (pvmove) */
 	char target;       /* lv_attr[6]: 't' thin, 's' snapshot, 'r' raid, 'm' mirror, '-' */
 	bool zero;         /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
 	bool snapshot;     /* an old-style snapshot: LVM2 reports it as its COW LV */

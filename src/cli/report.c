@@ -453,8 +453,7 @@ static void f_vg_extendable(struct cli *c, const struct row *r, struct strbuf *o
 static void f_vg_alloc_policy(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	(void)r;
-	sb_puts(o, "normal");
+	sb_puts(o, ulvm_vg_alloc_policy(r->vg));
 }
 static void f_vg_mda_copies(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -584,8 +583,9 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	(void)c;
 	ulvm_lv_info(r->vg, lv, &info);
 	sb_putc(o, info.role);
-	sb_putc(o, ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
-	sb_putc(o, 'i'); /* allocation policy: inherited */
+	/* a pvmove LV has no permissions of its own, as in LVM2 */
+	sb_putc(o, info.role == 'p' ? '-' : ulvm_strlist_has(&lv->status, "WRITE") ? 'w' : 'r');
+	sb_putc(o, info.alloc);
 	sb_putc(o, ulvm_strlist_has(&lv->status, "FIXED_MINOR") ? 'm' : '-');
 	if (info.snapshot_cow && lv_active(r)) {
 		struct ulvm_snapshot_status st;
@@ -599,6 +599,17 @@ static void f_lv_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	/* health: thin pools and thin LVs from their status (lvm/thin.c) */
 	sb_putc(o, info.thin_kind && lv_active(r) ? ulvm_lv_thin_health(r->vg, lv, NULL) : '-');
 	sb_putc(o, ulvm_strlist_has(&lv->flags, "ACTIVATION_SKIP") ? 'k' : '-');
+}
+static void f_lv_alloc_policy(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_puts(o, ulvm_lv_alloc_policy(r->lv));
+}
+static void f_lv_alloc_locked(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->lv->status, "LOCKED"))
+		sb_puts(o, "allocation locked");
 }
 /* lv_health_status: for thin pools from their status (LVM2's words) */
 static void f_lv_health(struct cli *c, const struct row *r, struct strbuf *o)
@@ -897,6 +908,16 @@ static void f_seg_pe_ranges(struct cli *c, const struct row *r, struct strbuf *o
 	(void)c;
 	for_each_seg(r, pe_ranges_of, o);
 }
+/* move_pv: a pvmove LV's source PV, the first area of its first segment (as LVM2). */
+static void f_move_pv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_lv *lv = r->lv;
+
+	(void)c;
+	if (ulvm_strlist_has(&lv->status, "PVMOVE") && lv->nsegs && lv->segs[0].area_count &&
+	    lv->segs[0].areas[0].type != ULVM_AREA_LV)
+		put_area_name(o, &lv->segs[0].areas[0]);
+}
 static void f_selected(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
@@ -970,7 +991,9 @@ static const struct field fields[] = {
     {"lv_size", "LSize", F_SIZ, O_LV, 0, f_lv_size},
     {"seg_count", "#Seg", F_NUM, O_LV, 0, f_seg_count},
     {"origin", "Origin", F_STR, O_LV, 0, f_origin},
-    {"move_pv", "Move", F_STR, O_LV, 0, f_empty},
+    {"move_pv", "Move", F_STR, O_LV, 0, f_move_pv},
+    {"lv_allocation_policy", "AllocPol", F_STR, O_LV, 0, f_lv_alloc_policy},
+    {"lv_allocation_locked", "AllocLock", F_STR, O_LV, 10, f_lv_alloc_locked},
     {"convert_lv", "Convert", F_STR, O_LV, 0, f_empty},
     {"mirror_log", "Log", F_STR, O_LV, 0, f_empty},
     {"pool_lv", "Pool", F_STR, O_LV, 0, f_pool_lv},

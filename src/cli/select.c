@@ -99,6 +99,7 @@ static const struct {
     {"vg_partial", {"partial"}},
     {"vg_clustered", {"clustered"}},
     {"vg_shared", {"shared"}},
+    {"lv_allocation_locked", {"allocation locked", "locked"}},
     {"lv_fixed_minor", {"fixed minor", "fixed"}},
     {"lv_skip_activation", {"skip activation", "skip"}},
     {"lv_merging", {"merging"}},

@@ -261,6 +261,45 @@ const char *ulvm_lv_segtype(const struct ulvm_lv *lv)
 	return lv->nsegs ? ulvm_seg_type(&lv->segs[0]) : "";
 }
 
+static const char *extra_policy(const struct cfg_node *extra)
+{
+	const struct cfg_node *n = extra ? cfg_find(NULL, extra, "allocation_policy") : NULL;
+
+	return n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING ? n->v.s : NULL;
+}
+
+const char *ulvm_lv_alloc_policy(const struct ulvm_lv *lv)
+{
+	const char *p = extra_policy(lv->extra);
+
+	return p ? p : "inherit";
+}
+
+const char *ulvm_vg_alloc_policy(const struct ulvm_vg *vg)
+{
+	const char *p = extra_policy(vg->extra);
+
+	return p ? p : "normal";
+}
+
+/* lv_attr's third letter, as LVM2's alloc_policy_char. */
+static char alloc_policy_letter(const char *policy)
+{
+	static const struct {
+		const char *name;
+		char letter;
+	} letters[] = {{"contiguous", 'c'},
+	               {"cling", 'l'},
+	               {"cling_by_tags", 't'},
+	               {"normal", 'n'},
+	               {"anywhere", 'a'}};
+
+	for (size_t i = 0; i < sizeof(letters) / sizeof(letters[0]); i++)
+		if (!strcmp(policy, letters[i].name))
+			return letters[i].letter;
+	return 'i';
+}
+
 static bool name_ends(const char *name, const char *suffix)
 {
 	size_t n = strlen(name), k = strlen(suffix);
@@ -290,8 +329,14 @@ void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulv
 	}
 	if (seg && seg->segtype->report)
 		seg->segtype->report(vg, lv, seg, out);
+	/* The temporary LV of a pvmove is that first, whatever its segments are. */
+	if (ulvm_strlist_has(&lv->status, "PVMOVE"))
+		out->role = 'p';
 	if (!out->role)
 		out->role = '-';
+	out->alloc = alloc_policy_letter(ulvm_lv_alloc_policy(lv));
+	if (ulvm_strlist_has(&lv->status, "LOCKED"))
+		out->alloc = (char)(out->alloc - 'a' + 'A');
 	if (!out->target)
 		out->target = '-';
 }

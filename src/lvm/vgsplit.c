@@ -586,11 +586,8 @@ static int new_vg_like(struct ulvm_vg *src, const char *name, const struct ulvm_
 	vg->metadata_copies = o && o->set_metadata_copies ? o->metadata_copies
 	                      : src->metadata_copies >= 0 ? src->metadata_copies
 	                                                  : 0;
-	if (!alloc && src->extra) {
-		const struct cfg_node *n = cfg_find(NULL, src->extra, "allocation_policy");
-		if (n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING)
-			alloc = n->v.s;
-	}
+	if (!alloc)
+		alloc = ulvm_vg_alloc_policy(src);
 	if (alloc && strcmp(alloc, "normal")) {
 		if (!(vg->extra = cfg_add_section(keep, NULL, "extra")) ||
 		    !cfg_add_str(keep, vg->extra, "allocation_policy", alloc)) {

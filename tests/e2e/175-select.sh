@@ -144,7 +144,7 @@ note "$n_expr selections compared with LVM2"
 
 # -S help lists the operators as LVM2 does
 ho=$("$ULVM" lvs -S help 2>&1 >/dev/null | sed -n '/^  Selection operands/,$p')
-lh=$(lvm lvs --driverloaded n -S help 2>&1 >/dev/null | grep -v "Activation disabled" | sed -n '/^  Selection operands/,$p')
+lh=$(lvm lvs --driverloaded n --devices "$(loops_csv)" -S help 2>&1 >/dev/null | grep -v "Activation disabled" | sed -n '/^  Selection operands/,$p')
 assert_eq "$lh" "$ho" "lvs -S help: the selection operands and operators"
 
 # Commands that act on what -S selects: the same messages, and the same result.

@@ -25,8 +25,13 @@ in_progress() {
 	assert_match "pvmove0" "$(lvm2 lvs -a --noheadings -o lv_name $VG)" "LVM2 lists pvmove0 ($1)"
 	assert_eq "-wI-----
 -wI-----" "$(lvm2 lvs --noheadings -o lv_attr $VG/one $VG/two | tr -d ' ' | cut -c1-4,7-)" "LVM2 sees one and two LOCKED on pvmove0 ($1)"
-	# (lv_attr and the ranges of areas on pvmove0 are compared once the move is over: ulvm
-	# reports neither as LVM2 does while an LV is LOCKED on a pvmove LV)
+	# lv_attr without its activation letters (5, 6: LVM2 prints X without device-mapper):
+	# "p-C" for pvmove0, capital allocation letters while LOCKED
+	assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,lv_attr $VG | cut -c1-16,19-)" \
+		"$(ulvm lvs -a --noheadings -o lv_name,lv_attr $VG | cut -c1-16,19-)" "lv_attr as LVM2's ($1)"
+	cmp_report lvs lv_name,move_pv,lv_allocation_policy,lv_allocation_locked -a
+	# (the ranges of areas on pvmove0 are compared once the move is over: LVM2 prints
+	# pvmove0:0-41 and pvmove0(0) for each segment of a LOCKED LV, ulvm each one's own)
 	cmp_report lvs lv_name,seg_start_pe,seg_size_pe,stripes --segments -a -O lv_name,seg_start
 	assert_eq "$(lvm2 lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | map_devs | tr -s ' ')" \
 		"$(ulvm lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | tr -s ' ')" "pvmove0's legs as LVM2 lists them ($1)"
