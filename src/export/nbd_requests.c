@@ -294,7 +294,12 @@ static bool pipe_ready(struct nbd_conn *c)
 		c->no_pipe = true;
 		return false;
 	}
-	sz = fcntl(c->pipe[1], F_SETPIPE_SZ, (int)NBD_PIPE_SIZE);
+	/* A pipe holds a number of pieces (pages, or the socket's buffers), not of bytes: a
+	 * 1 MiB payload that arrived in many small pieces fills 1 MiB's worth of slots. Four
+	 * times that where allowed (above fs.pipe-max-size needs CAP_SYS_RESOURCE). */
+	sz = fcntl(c->pipe[1], F_SETPIPE_SZ, (int)(4 * NBD_PIPE_SIZE));
+	if (sz < 0)
+		sz = fcntl(c->pipe[1], F_SETPIPE_SZ, (int)NBD_PIPE_SIZE);
 	if (sz < (int)NBD_PIPE_SIZE) {
 		close(c->pipe[0]);
 		close(c->pipe[1]);
