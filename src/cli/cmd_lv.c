@@ -1148,6 +1148,29 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
+/* Open the VG of an LV argument (VG/LV or a path) for writing and find the LV in it. On
+ * failure the one line is printed, nothing stays open, and the result is non-zero. */
+static int open_lv_arg(struct cli *c, const char *arg, char vgn[256], char lvn[256],
+                       struct ulvm_vg **vg, struct ulvm_lv **lv)
+{
+	int r;
+
+	if (cli_split_lv(arg, vgn, 256, lvn, 256)) {
+		fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", arg);
+		return -EINVAL;
+	}
+	if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, vg))) {
+		cli_fail(r);
+		return r;
+	}
+	if (!(*lv = ulvm_lv_find(*vg, lvn))) {
+		cli_fail(ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn, lvn));
+		ulvm_vg_close(*vg);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 int cmd_lvchange(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -1206,54 +1229,42 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		struct ulvm_vg *vg;
 		struct ulvm_lv *lv;
 
-		if (cli_split_lv(argv[i], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
-			fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", argv[i]);
+		if (open_lv_arg(c, argv[i], vgn, lvn, &vg, &lv)) {
 			rc = ECMD_FAILED;
 			continue;
 		}
-		if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
-			cli_fail(r);
+		r = 0;
+		for (size_t k = 0; k < nadd && !r; k++)
+			r = ulvm_tag_add(&lv->tags, add[k]);
+		for (size_t k = 0; k < ndel && !r; k++)
+			r = ulvm_tag_del(&lv->tags, del[k]);
+		if (!r && perm)
+			r = cli_lv_permission(vg, lv, perm);
+		if (!r && (nadd || ndel || perm))
+			r = ulvm_vg_commit(vg, cli_description(c));
+		/* an active LV's table follows its new permission (LVM2 reloads it) */
+		if (!r && perm && !activate && ulvm_lv_active(vg, lv))
+			r = cli_activate_lv(c, vg, lv, true);
+		struct ulvm_snapshot snap;
+		/* A snapshot is (de)activated with its origin and every other snapshot. */
+		if (!r && activate && ulvm_lv_snapshot(vg, lv, &snap) && snap.origin && !c->yes &&
+		    !c->force &&
+		    cli_yes_no("Change of snapshot %s/%s will also change its origin %s/%s "
+		               "and %zu other snapshot(s). Proceed? [y/n]: ",
+		               vgn, lvn, vgn, snap.origin->name,
+		               ulvm_lv_snapshots(vg, snap.origin, NULL, 0) - 1) == 'n') {
+			fprintf(stderr, "  Logical volume %s/%s not changed.\n", vgn, lvn);
 			rc = ECMD_FAILED;
+			ulvm_vg_close(vg);
 			continue;
 		}
-		if (!(lv = ulvm_lv_find(vg, lvn))) {
-			r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn,
-			               lvn);
-		} else {
-			r = 0;
-			for (size_t k = 0; k < nadd && !r; k++)
-				r = ulvm_tag_add(&lv->tags, add[k]);
-			for (size_t k = 0; k < ndel && !r; k++)
-				r = ulvm_tag_del(&lv->tags, del[k]);
-			if (!r && perm)
-				r = cli_lv_permission(vg, lv, perm);
-			if (!r && (nadd || ndel || perm))
-				r = ulvm_vg_commit(vg, cli_description(c));
-			/* an active LV's table follows its new permission (LVM2 reloads it) */
-			if (!r && perm && !activate && ulvm_lv_active(vg, lv))
-				r = cli_activate_lv(c, vg, lv, true);
-			struct ulvm_snapshot snap;
-			/* A snapshot is (de)activated with its origin and every other snapshot. */
-			if (!r && activate && ulvm_lv_snapshot(vg, lv, &snap) && snap.origin &&
-			    !c->yes && !c->force &&
-			    cli_yes_no("Change of snapshot %s/%s will also change its origin %s/%s "
-			               "and %zu other snapshot(s). Proceed? [y/n]: ",
-			               vgn, lvn, vgn, snap.origin->name,
-			               ulvm_lv_snapshots(vg, snap.origin, NULL, 0) - 1) == 'n') {
-				fprintf(stderr, "  Logical volume %s/%s not changed.\n", vgn, lvn);
-				rc = ECMD_FAILED;
-				ulvm_vg_close(vg);
-				continue;
-			}
-			if (!r && activate)
-				r = cli_activate_lv(c, vg, lv, activate[0] != 'n');
-			/* An origin whose snapshot merges: the merge runs now (LVM2 polls it). */
-			if (!r && activate && activate[0] != 'n')
-				r = cli_merge_poll(c, vg,
-				                   ulvm_lv_snapshot(vg, lv, &snap) && snap.origin
-				                       ? snap.origin
-				                       : lv);
-		}
+		if (!r && activate)
+			r = cli_activate_lv(c, vg, lv, activate[0] != 'n');
+		/* An origin whose snapshot merges: the merge runs now (LVM2 polls it). */
+		if (!r && activate && activate[0] != 'n')
+			r = cli_merge_poll(
+			    c, vg,
+			    ulvm_lv_snapshot(vg, lv, &snap) && snap.origin ? snap.origin : lv);
 		if (r) {
 			cli_fail(r);
 			rc = ECMD_FAILED;
@@ -1499,21 +1510,12 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		struct ulvm_vg *vg;
 		struct ulvm_lv *lv;
 
-		if (cli_split_lv(argv[i], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
-			fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", argv[i]);
-			rc = ECMD_FAILED;
-			continue;
-		}
-		if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
-			cli_fail(r);
+		if (open_lv_arg(c, argv[i], vgn, lvn, &vg, &lv)) {
 			rc = ECMD_FAILED;
 			continue;
 		}
 		r = 0;
-		if (!(lv = ulvm_lv_find(vg, lvn)))
-			r = ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn,
-			               lvn);
-		else if (!ulvm_lv_snapshot(vg, lv, &s) || s.cow != lv || !s.origin)
+		if (!ulvm_lv_snapshot(vg, lv, &s) || s.cow != lv || !s.origin)
 			r = ulvm_error(-EINVAL, "\"%s/%s\" is not a mergeable logical volume.", vgn,
 			               lvn);
 		else if (ulvm_lv_snapshot_status(vg, lv, &st) && st.invalid)
