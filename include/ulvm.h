@@ -328,13 +328,13 @@ struct ulvm_lv_info {
 	const char *layout;  /* lv_layout: "linear", "thin,pool", ... */
 	const char *origin;  /* origin: a snapshot's (also on its COW LV); NULL: none */
 	const char *pool_lv; /* a thin LV's pool; NULL: none */
-	char role;         /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin,
-	                    * 'p' pvmove, ... */
-	char alloc;        /* lv_attr[2]: the policy's letter, capital while LOCKED (pvmove) */
-	char target;       /* lv_attr[6]: 't' thin, 's' snapshot, 'r' raid, 'm' mirror, '-' */
-	bool zero;         /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
-	bool snapshot;     /* an old-style snapshot: LVM2 reports it as its COW LV */
-	bool snapshot_cow; /* a snapshot's COW LV: reported (under the snapshot) though hidden */
+	char role;           /* lv_attr[0]: 't' thin pool, 'V' thin, 's' snapshot, 'o' origin,
+	                      * 'p' pvmove, ... */
+	char alloc;          /* lv_attr[2]: the policy's letter, capital while LOCKED (pvmove) */
+	char target;         /* lv_attr[6]: 't' thin, 's' snapshot, 'r' raid, 'm' mirror, '-' */
+	bool zero;           /* lv_attr[7]: new blocks are zeroed (a thin pool's setting) */
+	bool snapshot;       /* an old-style snapshot: LVM2 reports it as its COW LV */
+	bool snapshot_cow;   /* a snapshot's COW LV: reported (under the snapshot) though hidden */
 	/* Thin provisioning (ULVM_THIN_NONE for other LVs): */
 	enum { ULVM_THIN_NONE, ULVM_THIN_POOL, ULVM_THIN_VOLUME } thin_kind;
 	uint32_t thin_id;        /* a thin LV's device id in its pool */
