@@ -46,7 +46,7 @@
 #define CHILD_IOV   32 /* pieces one merged child carries */
 #define SPLIT_CHUNK 16
 #define TIO_CHUNK   32
-#define OPEN_RUNS   8 /* backing devices a split merges for at once */
+#define OPEN_RUNS   128 /* backing devices a split merges for at once (LVM2's most stripes) */
 
 /* One open backing device, shared by all tables of a registry. */
 struct shared_bdev {

@@ -386,6 +386,80 @@ static void test_striped_merge(void **state)
 	free(back);
 }
 
+/* Merged vectors at the edges: one stripe (the pieces follow each other in memory too: one
+ * plain request), a request starting and ending inside chunks, more stripes than a split
+ * keeps open at first glance (each still one request), and a stripe that fails: the parent
+ * completes once, with the error, and the other stripe's pieces are written. */
+static void test_striped_merge_vectors(void **state)
+{
+	enum { MANY = 12, CHUNK = 8192 };
+	struct env *v = *state;
+	char p[MANY][256], table[4096], name[16];
+	uint8_t *data = xbuf(2 * MIB), *back = xbuf(2 * MIB);
+	uint64_t off = 96 * 1024, len = MIB - 40 * 1024;
+	struct dm_dev *md;
+	size_t n;
+
+	for (unsigned i = 0; i < MANY; i++) {
+		snprintf(name, sizeof(name), "m%u", i);
+		mkfile(v, name, 2 * MIB, p[i], sizeof(p[i]));
+	}
+	fill_random(data, 2 * MIB);
+	md = create_dev(v->r, "one", "0 2048 striped 1 128 %s 8", p[0]);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 1);
+	read_file(p[0], back, MIB, 8 * SECTOR_SIZE);
+	assert_memory_equal(back, data, MIB);
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, 4096, MIB - 8192, back), 1);
+	assert_memory_equal(back, data + 4096, MIB - 8192);
+	assert_int_equal(dm_remove(v->r, "one"), 0);
+
+	/* 64 KiB chunks; from the middle of chunk 1 to the middle of chunk 16. */
+	md = create_dev(v->r, "edge", "0 4096 striped 2 128 %s 0 %s 0", p[0], p[1]);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, off, len, data), 2);
+	for (uint64_t s = off / SECTOR_SIZE; s < (off + len) / SECTOR_SIZE; s++) {
+		uint64_t ch = s / 128;
+		uint8_t sec[SECTOR_SIZE];
+
+		read_file(p[ch % 2], sec, SECTOR_SIZE, (ch / 2 * 128 + s % 128) * SECTOR_SIZE);
+		assert_memory_equal(sec, data + (s * SECTOR_SIZE - off), SECTOR_SIZE);
+	}
+	memset(back, 0, len);
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, off, len, back), 2);
+	assert_memory_equal(back, data, len);
+	assert_int_equal(dm_remove(v->r, "edge"), 0);
+
+	/* 12 stripes of 8 KiB: 128 pieces of 1 MiB, 10 or 11 per stripe, one request each. */
+	n = (size_t)snprintf(table, sizeof(table), "0 %u striped %u %u", MANY * 1024, MANY,
+	                     CHUNK / SECTOR_SIZE);
+	for (unsigned i = 0; i < MANY; i++)
+		n += (size_t)snprintf(table + n, sizeof(table) - n, " %s 0", p[i]);
+	md = create_dev(v->r, "many", "%s", table);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), MANY);
+	for (unsigned k = 0; k < MIB / CHUNK; k++) {
+		read_file(p[k % MANY], back, CHUNK, k / MANY * CHUNK);
+		assert_memory_equal(back, data + k * CHUNK, CHUNK);
+	}
+	memset(back, 0, MIB);
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, 0, MIB, back), MANY);
+	assert_memory_equal(back, data, MIB);
+	assert_int_equal(dm_remove(v->r, "many"), 0);
+
+	/* Stripe 1 is an error device: one completion, -EIO; stripe 0 got its pieces. */
+	create_dev(v->r, "bad", "0 4096 error");
+	md = create_dev(v->r, "half", "0 4096 striped 2 128 %s 0 bad 0", p[2]);
+	fill_random(data, MIB);
+	assert_int_equal(do_io(v, md, IO_OP_WRITE, 0, MIB, data, 0), -EIO);
+	for (unsigned k = 0; k < 16; k += 2) {
+		read_file(p[2], back, 65536, k / 2 * 65536);
+		assert_memory_equal(back, data + k * 65536, 65536);
+	}
+	assert_int_equal(do_io(v, md, IO_OP_READ, 0, MIB, back, 0), -EIO);
+	assert_int_equal(dm_remove(v->r, "half"), 0);
+	assert_int_equal(dm_remove(v->r, "bad"), 0);
+	free(data);
+	free(back);
+}
+
 /* Many requests crossing target and chunk boundaries, all in flight at once: each
  * completes exactly once, with the right data. */
 static void test_split_in_flight(void **state)
@@ -1227,6 +1301,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_linear_layout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_striped_layout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_striped_merge, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_striped_merge_vectors, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_split_in_flight, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_random_ext4, setup, teardown),
 	    cmocka_unit_test(test_random_tmpfs),
