@@ -8,6 +8,7 @@
 
 #ifdef HAVE_FUSE3
 #include "../export/fuse_export.h"
+#include "../lvm/lvm.h"
 #endif
 
 struct mounts {
@@ -15,7 +16,8 @@ struct mounts {
 #ifdef HAVE_FUSE3
 	struct fuse_export **v;
 	size_t n;
-	struct evloop_work reap; /* frees mounts whose session ended */
+	struct evloop_work reap;      /* frees mounts whose session ended */
+	struct dev_write_watch watch; /* page-cache mounts: others' writes invalidate */
 #endif
 };
 
@@ -89,6 +91,31 @@ static void on_ended(void *arg, struct fuse_export *fx)
 	evloop_defer(m->env.loop, &m->reap); /* not from inside the export's own callback */
 }
 
+/*
+ * The context's write watch: a change of a device that page-cache mounts have open cached
+ * is invalidated in each of them before the writer's completion is delivered (the writer,
+ * NBD say, answers its client only then, so what it wrote is what a read of the FUSE file
+ * returns from then on).
+ */
+static struct dev_hold *dev_written(void *arg, struct ulvm_dev *dev, const struct ulvm_io *io,
+                                    bool can_hold)
+{
+	struct mounts *m = arg;
+	struct dev_hold *h = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < m->n; i++)
+		n += fuse_export_must_invalidate(m->v[i], dev, io);
+	if (!n)
+		return NULL;
+	if (can_hold)
+		h = dev_hold_new(n); /* NULL when out of memory: invalidated, not waited for */
+	for (size_t i = 0; i < m->n; i++)
+		if (fuse_export_must_invalidate(m->v[i], dev, io))
+			fuse_export_invalidate(m->v[i], dev, io, h);
+	return h;
+}
+
 int mounts_new(const struct mounts_env *env, struct mounts **out)
 {
 	struct mounts *m = calloc(1, sizeof(*m));
@@ -98,6 +125,8 @@ int mounts_new(const struct mounts_env *env, struct mounts **out)
 		return ulvm_error(-ENOMEM, "out of memory");
 	m->env = *env;
 	evloop_work_init(&m->reap, reap, m);
+	m->watch = (struct dev_write_watch){.written = dev_written, .arg = m};
+	ctx_set_write_watch(env->ctx, &m->watch);
 	*out = m;
 	return 0;
 }
@@ -109,6 +138,7 @@ void mounts_free(struct mounts *m)
 	evloop_cancel(m->env.loop, &m->reap);
 	for (size_t i = 0; i < m->n; i++)
 		fuse_export_free(m->v[i]);
+	ctx_set_write_watch(m->env.ctx, NULL);
 	free(m->v);
 	free(m);
 }
@@ -168,6 +198,7 @@ static int do_mount(struct mounts *m, char *payload, struct strbuf *reply)
 	struct fuse_export_opts o = {0};
 	struct fuse_export_ops ops = {.list = list_lvs, .ended = on_ended, .arg = m};
 	const char **vgs = NULL, **nv;
+	char *rest = NULL; /* mount_opts without this module's own */
 	struct fuse_export *fx, **nm;
 	char *save = NULL;
 	int r;
@@ -204,26 +235,42 @@ static int do_mount(struct mounts *m, char *payload, struct strbuf *reply)
 		free(vgs);
 		return ulvm_error(-EBUSY, "%s: already mounted by ulvmd", o.dir);
 	}
-	/* The options the export itself needs to know of. */
+	/* The options the export itself needs to know of; "cache" is its own (not given to
+	 * libfuse and the kernel). */
 	if (o.mount_opts) {
 		char *copy = strdup(o.mount_opts), *s2 = NULL;
-		for (char *w = copy ? strtok_r(copy, ",", &s2) : NULL; w;
-		     w = strtok_r(NULL, ",", &s2)) {
+		if (!copy || !(rest = calloc(1, strlen(o.mount_opts) + 1))) {
+			free(copy);
+			free(vgs);
+			return ulvm_error(-ENOMEM, "out of memory");
+		}
+		for (char *w = strtok_r(copy, ",", &s2); w; w = strtok_r(NULL, ",", &s2)) {
+			if (!strcmp(w, "cache")) {
+				o.cache = true;
+				continue;
+			}
 			if (!strcmp(w, "ro"))
 				o.readonly = true;
 			else if (!strcmp(w, "rw"))
 				o.readonly = false;
 			else if (!strcmp(w, "allow_other"))
 				o.allow_other = true;
+			if (rest[0])
+				strcat(rest, ",");
+			strcat(rest, w);
 		}
 		free(copy);
+		o.mount_opts = rest;
 	}
 	if (!(nm = realloc(m->v, (m->n + 1) * sizeof(*nm)))) {
 		free(vgs);
+		free(rest);
 		return ulvm_error(-ENOMEM, "out of memory");
 	}
 	m->v = nm;
-	if ((r = fuse_export_mount(m->env.loop, m->env.ctx, &o, &ops, &fx))) {
+	r = fuse_export_mount(m->env.loop, m->env.ctx, &o, &ops, &fx);
+	free(rest);
+	if (r) {
 		free(vgs);
 		return r;
 	}

@@ -25,7 +25,9 @@
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lvm/lvm.h"
 #include "../util/util.h"
 #include "bufpool.h"
 #include "fuse_export.h"
@@ -78,6 +81,7 @@ struct fx_file {
 	unsigned inflight;
 	fuse_req_t release; /* the release waiting for inflight to reach 0 */
 	bool release_flushed;
+	bool cached; /* page-cache mode: opened without direct_io */
 	struct fx_file *prev, *next;
 };
 
@@ -137,6 +141,25 @@ struct fuse_export {
 	bool ended;              /* the session is over: no more requests */
 	bool told;               /* the owner has been told */
 	struct evloop_work tell;
+	/* Page-cache mode: the invalidations, sent by the notifier thread. */
+	bool cache;
+	unsigned ncached; /* open files in page-cache mode */
+	int wake_fd;      /* the engine's eventfd: written to wake the loop for a release */
+	pthread_t notifier;
+	bool notifier_started;
+	atomic_bool notifier_done;
+	pthread_mutex_t q_lock;
+	pthread_cond_t q_cond;
+	struct inval *q_head, **q_tail;
+	bool q_stop;
+};
+
+/* One invalidation to send: [off, off + len) of inode `ino` (len 0: to the end). */
+struct inval {
+	fuse_ino_t ino;
+	off_t off, len;
+	struct dev_hold *hold; /* released once it is sent, or NULL */
+	struct inval *next;
 };
 
 /* ---- libfuse's messages --------------------------------------------------------------- */
@@ -648,8 +671,21 @@ static void fx_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fx->files = f;
 	fx->nfiles++;
 	fi->fh = (uintptr_t)f;
-	fi->direct_io = 1; /* no page cache: the other exports' writes are seen at once */
-	fi->keep_cache = 0;
+	if (fx->cache) {
+		/* The page cache, kept coherent by fuse_export_invalidate(); what the kernel
+		 * kept from before is kept only while another cached file of the device is
+		 * open (changes made meanwhile were invalidated). */
+		unsigned others = 0;
+		for (const struct fx_file *o = f->next; o; o = o->next)
+			others += o->cached && o->dev == dev;
+		f->cached = true;
+		fx->ncached++;
+		fi->direct_io = 0;
+		fi->keep_cache = others > 0;
+	} else {
+		fi->direct_io = 1; /* no page cache: the other exports' writes are seen at once */
+		fi->keep_cache = 0;
+	}
 	if (fuse_reply_open(req, fi) == -ENOENT) /* interrupted: no release will come */
 		file_free(f);
 }
@@ -665,6 +701,7 @@ static void file_free(struct fx_file *f)
 	if (f->next)
 		f->next->prev = f->prev;
 	fx->nfiles--;
+	fx->ncached -= f->cached;
 	ulvm_dev_unhold(f->dev);
 	free(f);
 }
@@ -755,6 +792,12 @@ static void io_done(struct ulvm_io *io, int result)
 		op->err = result;
 	if (!--op->pending)
 		op_step(op);
+}
+
+/* Whether `io` is one of this mount's own (the kernel's cache has what it wrote). */
+static bool own_io(const struct fuse_export *fx, const struct ulvm_io *io)
+{
+	return io->done == io_done && ((const struct fx_op *)io->private)->fx == fx;
 }
 
 static void submit(struct fx_op *op, int i, enum ulvm_io_op kind, uint64_t off, uint64_t len,
@@ -1305,6 +1348,146 @@ static void fx_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		fuse_reply_err(req, ENXIO);
 }
 
+/* ---- page-cache mode: invalidations --------------------------------------------------- */
+
+static void *notifier_main(void *arg)
+{
+	struct fuse_export *fx = arg;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&fx->q_lock);
+	for (;;) {
+		struct inval *iv;
+		bool stop;
+
+		while (!fx->q_head && !fx->q_stop)
+			pthread_cond_wait(&fx->q_cond, &fx->q_lock);
+		if (!(iv = fx->q_head))
+			break; /* stopped, and nothing left */
+		if (!(fx->q_head = iv->next))
+			fx->q_tail = &fx->q_head;
+		stop = fx->q_stop;
+		pthread_mutex_unlock(&fx->q_lock);
+		/* -ENOENT: the kernel has no such inode, so nothing cached. Once stopping,
+		 * the mount is going away and its cache with it. */
+		if (!stop)
+			(void)fuse_lowlevel_notify_inval_inode(fx->se, iv->ino, iv->off, iv->len);
+		if (iv->hold) {
+			dev_hold_release(iv->hold);
+			/* the loop delivers the completion on its next turn: wake it */
+			(void)!write(fx->wake_fd, &one, sizeof(one));
+		}
+		free(iv);
+		pthread_mutex_lock(&fx->q_lock);
+	}
+	pthread_mutex_unlock(&fx->q_lock);
+	atomic_store(&fx->notifier_done, true);
+	return NULL;
+}
+
+static int notifier_start(struct fuse_export *fx)
+{
+	int r;
+
+	if ((fx->wake_fd = ulvm_ctx_event_fd(fx->ctx)) < 0)
+		return ulvm_error(fx->wake_fd < 0 ? fx->wake_fd : -ENOTSUP,
+		                  "%s: the page-cache mode (cache) needs an I/O engine with "
+		                  "io_uring",
+		                  fx->dir);
+	fx->q_tail = &fx->q_head;
+	pthread_mutex_init(&fx->q_lock, NULL);
+	pthread_cond_init(&fx->q_cond, NULL);
+	if ((r = pthread_create(&fx->notifier, NULL, notifier_main, fx))) {
+		pthread_cond_destroy(&fx->q_cond);
+		pthread_mutex_destroy(&fx->q_lock);
+		return ulvm_error(-r, "%s: cannot start the invalidation thread: %s", fx->dir,
+		                  strerror(r));
+	}
+	fx->notifier_started = true;
+	return 0;
+}
+
+static void on_readable(void *arg, uint32_t events);
+
+/* Stop the notifier. An invalidation it is sending may wait for pages that requests still
+ * to be answered hold (a read-ahead, a write through the cache): keep serving the session
+ * meanwhile. */
+static void notifier_stop(struct fuse_export *fx)
+{
+	if (!fx->notifier_started)
+		return;
+	pthread_mutex_lock(&fx->q_lock);
+	fx->q_stop = true;
+	pthread_cond_signal(&fx->q_cond);
+	pthread_mutex_unlock(&fx->q_lock);
+	while (!atomic_load(&fx->notifier_done)) {
+		if (!fx->ended)
+			on_readable(fx, 0);
+		if (ulvm_ctx_poll(fx->ctx, 0) < 0)
+			ulvm_warn("%s", ulvm_last_error());
+		usleep(200);
+	}
+	pthread_join(fx->notifier, NULL);
+	pthread_cond_destroy(&fx->q_cond);
+	pthread_mutex_destroy(&fx->q_lock);
+	fx->notifier_started = false;
+}
+
+static bool own_io(const struct fuse_export *fx, const struct ulvm_io *io);
+
+bool fuse_export_must_invalidate(const struct fuse_export *fx, const struct ulvm_dev *dev,
+                                 const struct ulvm_io *io)
+{
+	if (!fx->ncached || fx->ended || fx->q_stop || (io && own_io(fx, io)))
+		return false;
+	for (const struct fx_file *f = fx->files; f; f = f->next)
+		if (f->cached && f->dev == dev)
+			return true;
+	return false;
+}
+
+void fuse_export_invalidate(struct fuse_export *fx, const struct ulvm_dev *dev,
+                            const struct ulvm_io *io, struct dev_hold *hold)
+{
+	struct inval *first = NULL, **tail = &first;
+	const struct node *seen = NULL;
+
+	/* One per node (its inode) with a cached open file of the device; almost always one. */
+	for (const struct fx_file *f = fx->files; f; f = f->next) {
+		struct inval *iv;
+
+		if (!f->cached || f->dev != dev || f->n == seen)
+			continue;
+		seen = f->n;
+		if (!(iv = calloc(1, sizeof(*iv)))) {
+			ulvm_warn("%s: out of memory: the page cache of %s/%s may be stale",
+			          fx->dir, f->n->vg, f->n->lv);
+			continue;
+		}
+		iv->ino = f->n->ino;
+		iv->off = io ? (off_t)io->offset : 0;
+		iv->len = io ? (off_t)io->length : 0;
+		*tail = iv;
+		tail = &iv->next;
+	}
+	if (hold) { /* the last one releases it */
+		struct inval *last = first;
+		while (last && last->next)
+			last = last->next;
+		if (last)
+			last->hold = hold;
+		else
+			dev_hold_release(hold);
+	}
+	if (!first)
+		return;
+	pthread_mutex_lock(&fx->q_lock);
+	*fx->q_tail = first;
+	fx->q_tail = tail;
+	pthread_cond_signal(&fx->q_cond);
+	pthread_mutex_unlock(&fx->q_lock);
+}
+
 /* ---- the session ------------------------------------------------------------------------ */
 
 static void fx_init(void *userdata, struct fuse_conn_info *conn)
@@ -1476,6 +1659,8 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 	fx->allow_other = o->allow_other;
 	fx->uid = o->uid;
 	fx->gid = o->gid;
+	fx->cache = o->cache;
+	fx->wake_fd = -1;
 	fx->pool.keep = FX_POOL_KEEP;
 	clock_gettime(CLOCK_REALTIME, &fx->mount_time);
 	evloop_work_init(&fx->tell, tell_owner, fx);
@@ -1511,11 +1696,16 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 		goto fail;
 	}
 	fx->fd = fuse_session_fd(fx->se);
+	if (fx->cache && (r = notifier_start(fx))) {
+		fuse_session_unmount(fx->se);
+		goto fail;
+	}
 	fl = fcntl(fx->fd, F_GETFL);
 	if (fl < 0 || fcntl(fx->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
 	    (r = evloop_add(loop, fx->fd, EPOLLIN, on_readable, fx))) {
 		r = ulvm_error(-errno ? -errno : -EIO, "%s: cannot watch the FUSE session: %s",
 		               o->dir, strerror(errno));
+		notifier_stop(fx);
 		fuse_session_unmount(fx->se);
 		goto fail;
 	}
@@ -1534,6 +1724,7 @@ void fuse_export_free(struct fuse_export *fx)
 {
 	if (!fx)
 		return;
+	notifier_stop(fx); /* nothing is queued to it from now on (ended, or no files) */
 	if (!fx->ended) {
 		fx->ended = true;
 		fuse_session_exit(fx->se);

@@ -30,7 +30,20 @@
  * and attribute timeouts are 0), each lookup asks the daemon's device list, so an LV
  * activated later appears, a deactivated one is gone, a resized one shows its new size. An
  * open file holds its device (ulvm_dev_hold): the daemon refuses to deactivate it.
- * Uses the public API, evloop, export/bufpool and libfuse3.
+ *
+ * Page cache (opt-in, `cache`): files are opened without direct_io and keep the kernel's
+ * page cache (buffered reads are served from it, with read-ahead; writes go through it to
+ * the device before write() returns: no writeback cache, so nothing acknowledged lives only
+ * in the kernel). The cache is kept coherent with every other way in: when anything else
+ * (NBD, `ulvm dd`, another mount, the daemon itself) writes, zeroes or discards a device that
+ * has cached open files here, or the device is resumed (a reload, a resize, a merge), the
+ * range is invalidated in the kernel (FUSE_NOTIFY_INVAL_INODE) before that writer's
+ * completion is delivered (ctx_set_write_watch, fuse_export_written). The notifications are
+ * sent from a thread of the mount's own: the kernel waits for the pages' locks, which
+ * requests this loop has to answer may hold. The first open with no other open file of the
+ * device drops what the kernel kept (no keep_cache), so writes while nothing was open are
+ * seen too. O_DIRECT opens take the kernel's direct path, which keeps the cache coherent.
+ * Uses the public API, lvm (the write watch), evloop, export/bufpool, libfuse3, pthreads.
  */
 #ifndef ULVM_EXPORT_FUSE_EXPORT_H
 #define ULVM_EXPORT_FUSE_EXPORT_H
@@ -66,6 +79,7 @@ struct fuse_export_opts {
 	bool allow_other; /* also given as "allow_other" in mount_opts */
 	uid_t uid;        /* owner of the files and directories */
 	gid_t gid;
+	bool cache; /* page-cache mode (-o cache): see "Page cache" above */
 };
 
 /* Mount `o->dir` and serve it on `loop`, with the devices of `ctx`. Errors name the
@@ -81,5 +95,15 @@ const char *fuse_export_dir(const struct fuse_export *fx);
 unsigned fuse_export_open_files(const struct fuse_export *fx, const struct ulvm_dev *dev);
 /* Whether the session has ended (fuse_export_free is still due). */
 bool fuse_export_ended(const struct fuse_export *fx);
+
+/* Page-cache mode: whether a change of `dev` by `io` (NULL: all of it) must be invalidated
+ * in this mount's kernel cache (cached open files of the device, and not this mount's own
+ * write, which the kernel's cache already has). */
+bool fuse_export_must_invalidate(const struct fuse_export *fx, const struct ulvm_dev *dev,
+                                 const struct ulvm_io *io);
+/* Queue that invalidation; `hold` (may be NULL) is released once it is done. */
+struct dev_hold;
+void fuse_export_invalidate(struct fuse_export *fx, const struct ulvm_dev *dev,
+                            const struct ulvm_io *io, struct dev_hold *hold);
 
 #endif

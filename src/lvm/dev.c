@@ -5,6 +5,7 @@
  */
 #include <assert.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -250,7 +251,9 @@ int ulvm_dev_resume(struct ulvm_dev *dev)
 {
 	int r = need_md(dev);
 
-	return r ? r : dm_resume(dev->md);
+	if (!r && !(r = dm_resume(dev->md)) && dev->ctx->write_watch)
+		dev->ctx->write_watch->written(dev->ctx->write_watch->arg, dev, NULL, false);
+	return r;
 }
 
 int ulvm_dev_message(struct ulvm_dev *dev, uint64_t sector, const char *msg, char **reply)
@@ -275,12 +278,75 @@ int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
 	return 0;
 }
 
+/* ---- the write watch ---- */
+
+struct dev_hold {
+	atomic_uint pending; /* releases still to come */
+	struct ulvm_io *io;
+	struct ulvm_dev *dev;
+	int result;
+	struct dev_hold *next; /* the context's held completions */
+};
+
+void ctx_set_write_watch(struct ulvm_ctx *ctx, struct dev_write_watch *w)
+{
+	ctx->write_watch = w;
+}
+
+struct dev_hold *dev_hold_new(unsigned count)
+{
+	struct dev_hold *h = calloc(1, sizeof(*h));
+
+	if (h)
+		atomic_init(&h->pending, count);
+	return h;
+}
+
+void dev_hold_release(struct dev_hold *h)
+{
+	atomic_fetch_sub_explicit(&h->pending, 1, memory_order_release);
+}
+
+/* Deliver the held completions that have been released (their device's inflight counted
+ * them until now). */
+static void deliver_holds(struct ulvm_ctx *ctx)
+{
+	struct dev_hold **p = &ctx->holds, *h;
+
+	while ((h = *p)) {
+		if (atomic_load_explicit(&h->pending, memory_order_acquire)) {
+			p = &h->next;
+			continue;
+		}
+		*p = h->next;
+		h->dev->inflight--;
+		h->io->done(h->io, h->result);
+		free(h);
+		p = &ctx->holds; /* done may have changed the list */
+	}
+}
+
+static void sync_done(struct ulvm_io *io, int result);
+
 static void io_finished(struct io_req *req, int result)
 {
 	struct ulvm_io *io =
 	    (struct ulvm_io *)(void *)((char *)req - offsetof(struct ulvm_io, reserved));
 	struct ulvm_dev *dev = req->private;
+	struct dev_write_watch *w = dev->ctx->write_watch;
 
+	if (w && (io->op == ULVM_IO_WRITE || io->op == ULVM_IO_WRITE_ZEROES ||
+	          io->op == ULVM_IO_DISCARD)) {
+		struct dev_hold *h = w->written(w->arg, dev, io, io->done != sync_done);
+		if (h) {
+			h->io = io;
+			h->dev = dev;
+			h->result = result;
+			h->next = dev->ctx->holds;
+			dev->ctx->holds = h;
+			return;
+		}
+	}
 	dev->inflight--;
 	io->done(io, result);
 }
@@ -333,7 +399,11 @@ int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io)
 
 int ulvm_dev_poll(struct ulvm_dev *dev, unsigned min_complete)
 {
-	return io_engine_poll(dev->ctx->engine, min_complete);
+	int r = io_engine_poll(dev->ctx->engine, min_complete);
+
+	if (dev->ctx->holds)
+		deliver_holds(dev->ctx);
+	return r;
 }
 
 unsigned ulvm_dev_inflight(const struct ulvm_dev *dev)
@@ -496,7 +566,11 @@ int ulvm_ctx_poll(struct ulvm_ctx *ctx, unsigned min_complete)
 	struct dm_registry *reg;
 	int r = ctx_dm(ctx, &reg);
 
-	return r ? r : io_engine_poll(ctx->engine, min_complete);
+	if (r || (r = io_engine_poll(ctx->engine, min_complete)) < 0)
+		return r;
+	if (ctx->holds)
+		deliver_holds(ctx);
+	return r;
 }
 
 int ulvm_ctx_event_fd(struct ulvm_ctx *ctx)

@@ -65,6 +65,7 @@ struct vg_lock {
 
 struct io_engine;
 struct dm_registry;
+struct dev_hold;
 
 struct ulvm_ctx {
 	struct ulvm_ctx_opts opts;
@@ -82,6 +83,8 @@ struct ulvm_ctx {
 	size_t nlocks;
 	char **reported; /* problems already reported by scans */
 	size_t nreported;
+	struct dev_write_watch *write_watch; /* dev.c: ctx_set_write_watch */
+	struct dev_hold *holds;              /* dev.c: completions held by the watch */
 };
 
 /* devices.c */
@@ -105,6 +108,26 @@ void ctx_free_dm(struct ulvm_ctx *ctx);
  * itself (sendfile) within the same turn of its loop. */
 int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
                  uint64_t *file_offset);
+/*
+ * A watch on what changes a device's contents, for exports that keep a cache of them (the
+ * FUSE export's page-cache mode): `written` runs on the context's thread when a write, write
+ * zeroes or discard of `dev` finished (before its `done`), with `io` (NULL: everything may
+ * have changed, after a resume). It may return a hold (from dev_hold_new()) to keep that
+ * completion back until others (other threads) have released it with dev_hold_release():
+ * ulvm_ctx_poll() and ulvm_dev_poll() then deliver it. `can_hold` is false where holding is
+ * not allowed (a resume, a synchronous call of this context). One watch per context.
+ */
+struct dev_write_watch {
+	struct dev_hold *(*written)(void *arg, struct ulvm_dev *dev, const struct ulvm_io *io,
+	                            bool can_hold);
+	void *arg;
+};
+void ctx_set_write_watch(struct ulvm_ctx *ctx, struct dev_write_watch *w); /* NULL: none */
+/* A hold with `count` releases to wait for; NULL when out of memory (nothing is held). */
+struct dev_hold *dev_hold_new(unsigned count);
+/* From any thread: one of the releases; the last makes the completion deliverable (the
+ * caller wakes the context's thread, which delivers it at its next poll). */
+void dev_hold_release(struct dev_hold *h);
 
 /* active.c: take the owner lock of device `name` (see ulvm_dev_own); *fd keeps it. */
 int active_owner_lock(const char *name, int *fd);
