@@ -9,7 +9,9 @@
  * it exits 0 either way. When -f had to start ulvmd, this process is that ulvmd.
  *
  * Options: -o ro (reads only; the files are 0400), -o allow_other (others may list the
- * directories; the volumes stay 0600), any other -o option goes to libfuse and the kernel.
+ * directories; the volumes stay 0600), -o cache (buffered I/O through the kernel's page cache,
+ * kept coherent with the other exports; fuse_export.h), any other -o option goes to libfuse
+ * and the kernel.
  * VG arguments show only those VGs, each with its directory.
  */
 #include <errno.h>
@@ -46,8 +48,9 @@ int cmd_mount(struct cli *c, int argc, char **argv)
 
 static int mount_usage(void)
 {
-	fprintf(stderr, "  Usage: ulvm mount DIR [--foreground|-f] [-o allow_other|ro|OPT,...] "
-	                "[VG...]\n");
+	fprintf(stderr,
+	        "  Usage: ulvm mount DIR [--foreground|-f] [-o allow_other|ro|cache|OPT,...] "
+	        "[VG...]\n");
 	return EINVALID_CMD_LINE;
 }
 

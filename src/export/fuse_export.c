@@ -1492,7 +1492,8 @@ void fuse_export_invalidate(struct fuse_export *fx, const struct ulvm_dev *dev,
 
 static void fx_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
+	struct fuse_export *fx = userdata;
+
 	conn->max_write = FX_MAX_IO;
 	conn->max_background = FX_MAX_BACKGROUND;
 	conn->congestion_threshold = FX_MAX_BACKGROUND * 3 / 4;
@@ -1505,6 +1506,11 @@ static void fx_init(void *userdata, struct fuse_conn_info *conn)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
 	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
 	                          FUSE_CAP_SPLICE_MOVE | FUSE_CAP_WRITEBACK_CACHE);
+	/* Page-cache mode: the export invalidates what changed itself. With the kernel's
+	 * automatic invalidation every read() would first ask for the attributes (their
+	 * timeout is 0), a round trip each. Reads past the size the kernel knows still ask. */
+	if (fx->cache)
+		conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 }
 
 static const struct fuse_lowlevel_ops fx_ops = {
