@@ -126,6 +126,13 @@ void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field));
 /* The fields of the sections an "all" name (lv_all, pv_all, vg_all, seg_all, pvseg_all)
  * stands for, in LVM2's order. */
 void lvm2_section_fields(const char *all, void (*fn)(const char *name, void *arg), void *arg);
+/* A segment's areas as LVM2's devices ("pv(0),lv(0)"), seg_pe_ranges ("pv:0-9 lv:0-41") and
+ * seg_le_ranges ("pv:0-9,[lv]:0-41") show them, appended to `o`; `first` is false when `o`
+ * holds an earlier segment's areas. */
+enum cli_area_form { CLI_AREA_DEVICES, CLI_AREA_PE_RANGES, CLI_AREA_LE_RANGES };
+struct strbuf;
+void cli_seg_areas(struct strbuf *o, struct ulvm_vg *vg, const struct ulvm_seg *s,
+                   enum cli_area_form form, bool *first);
 
 /* cmd_pv.c */
 /* Ask as LVM2 does (prompt on stderr, answer from stdin, no answer = no): 'y' or 'n'. */

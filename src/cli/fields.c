@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../util/util.h"
 #include "cli.h"
 
 struct lvm2_field {
@@ -322,4 +323,39 @@ void lvm2_section_fields(const char *all, void (*fn)(const char *name, void *arg
 	for (size_t i = 0; i < NFIELDS; i++)
 		if (in[lvm2_fields[i].section] && lvm2_fields[i].type != SEL_T_ALL)
 			fn(lvm2_fields[i].name, arg);
+}
+
+/*
+ * A segment's areas as LVM2 2.03 formats them. An area on an LV names the whole LV -- from
+ * extent 0 to the LV's last, whatever part of it the segment maps -- so every segment of an
+ * LV LOCKED on pvmove0 reads "pvmove0(0)" and "pvmove0:0-41" (pvmove0's extents), as LVM2
+ * prints them; seg_le_ranges also brackets a hidden LV ("[pvmove0]:0-41").
+ */
+void cli_seg_areas(struct strbuf *o, struct ulvm_vg *vg, const struct ulvm_seg *s,
+                   enum cli_area_form form, bool *first)
+{
+	uint32_t len = ulvm_seg_area_len(s);
+
+	for (uint32_t i = 0; i < s->area_count; i++) {
+		const struct ulvm_area *a = &s->areas[i];
+		uint32_t start = a->pe, n = len;
+		bool hidden = false;
+
+		if (!*first)
+			sb_putc(o, form == CLI_AREA_PE_RANGES ? ' ' : ',');
+		*first = false;
+		if (a->type == ULVM_AREA_LV) {
+			struct ulvm_lv *sub = ulvm_lv_find(vg, a->lv_name);
+			start = 0;
+			n = sub ? sub->le_count : len;
+			hidden = form == CLI_AREA_LE_RANGES && sub && !ulvm_lv_visible(sub);
+			sb_printf(o, hidden ? "[%s]" : "%s", a->lv_name);
+		} else {
+			sb_puts(o, a->pv->device ? a->pv->device : "[unknown]");
+		}
+		if (form == CLI_AREA_DEVICES)
+			sb_printf(o, "(%u)", start);
+		else
+			sb_printf(o, ":%u-%u", start, start + n - 1);
+	}
 }

@@ -863,50 +863,31 @@ static void put_area_name(struct strbuf *o, const struct ulvm_area *a)
 		sb_puts(o, "[unknown]");
 }
 /* For segments of every LV row (lvs without seg fields lists all segments' devices). */
-static void for_each_seg(const struct row *r,
-                         void (*fn)(struct strbuf *, const struct ulvm_seg *, bool *first),
-                         struct strbuf *o)
+static void seg_areas(const struct row *r, enum cli_area_form form, struct strbuf *o)
 {
 	bool first = true;
 
 	if (r->seg) {
-		fn(o, r->seg, &first);
+		cli_seg_areas(o, r->vg, r->seg, form, &first);
 		return;
 	}
 	for (size_t i = 0; i < r->lv->nsegs; i++)
-		fn(o, &r->lv->segs[i], &first);
-}
-static void devices_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
-{
-	for (uint32_t a = 0; a < s->area_count; a++) {
-		if (!*first)
-			sb_putc(o, ',');
-		*first = false;
-		put_area_name(o, &s->areas[a]);
-		sb_printf(o, "(%u)", s->areas[a].pe);
-	}
-}
-static void pe_ranges_of(struct strbuf *o, const struct ulvm_seg *s, bool *first)
-{
-	uint32_t len = ulvm_seg_area_len(s);
-
-	for (uint32_t a = 0; a < s->area_count; a++) {
-		if (!*first)
-			sb_putc(o, ' ');
-		*first = false;
-		put_area_name(o, &s->areas[a]);
-		sb_printf(o, ":%u-%u", s->areas[a].pe, s->areas[a].pe + len - 1);
-	}
+		cli_seg_areas(o, r->vg, &r->lv->segs[i], form, &first);
 }
 static void f_devices(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	for_each_seg(r, devices_of, o);
+	seg_areas(r, CLI_AREA_DEVICES, o);
 }
 static void f_seg_pe_ranges(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	for_each_seg(r, pe_ranges_of, o);
+	seg_areas(r, CLI_AREA_PE_RANGES, o);
+}
+static void f_seg_le_ranges(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	seg_areas(r, CLI_AREA_LE_RANGES, o);
 }
 /* move_pv: a pvmove LV's source PV, the first area of its first segment (as LVM2). */
 static void f_move_pv(struct cli *c, const struct row *r, struct strbuf *o)
@@ -1026,6 +1007,10 @@ static const struct field fields[] = {
     {"seg_tags", "Seg Tags", F_STR, O_SEG, 0, f_seg_tags},
     {"devices", "Devices", F_STR, O_SEG, 0, f_devices},
     {"seg_pe_ranges", "PE Ranges", F_STR, O_SEG, 0, f_seg_pe_ranges},
+    {"seg_le_ranges", "LE Ranges", F_STR, O_SEG, 0, f_seg_le_ranges},
+    /* raid's metadata sub-LVs: ulvm keeps raid segments without areas of its own */
+    {"metadata_devices", "Metadata Devs", F_STR, O_SEG, 0, f_empty},
+    {"seg_metadata_le_ranges", "Metadata LE Ranges", F_STR, O_SEG, 0, f_empty},
     {"selected", "Selected", F_NUM, O_VG, 0, f_selected},
 };
 

@@ -30,9 +30,12 @@ in_progress() {
 	assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,lv_attr $VG | cut -c1-16,19-)" \
 		"$(ulvm lvs -a --noheadings -o lv_name,lv_attr $VG | cut -c1-16,19-)" "lv_attr as LVM2's ($1)"
 	cmp_report lvs lv_name,move_pv,lv_allocation_policy,lv_allocation_locked -a
-	# (the ranges of areas on pvmove0 are compared once the move is over: LVM2 prints
-	# pvmove0:0-41 and pvmove0(0) for each segment of a LOCKED LV, ulvm each one's own)
-	cmp_report lvs lv_name,seg_start_pe,seg_size_pe,stripes --segments -a -O lv_name,seg_start
+	# every segment of a LOCKED LV names all of pvmove0, as LVM2 prints it: pvmove0(0),
+	# pvmove0:0-41, [pvmove0]:0-41 (the whole LV, whatever part of it the segment maps)
+	cmp_report lvs lv_name,seg_start_pe,seg_size_pe,stripes,devices,seg_pe_ranges,seg_le_ranges,metadata_devices,seg_metadata_le_ranges --segments -a -O lv_name,seg_start
+	cmp_report lvs lv_name,devices,seg_pe_ranges,seg_le_ranges -a
+	assert_eq "$(lvm2 lvs --segments --noheadings -o lv_name,devices,seg_pe_ranges,seg_le_ranges $VG/one $VG/two)" \
+		"$(ulvm lvs --segments --noheadings -o lv_name,devices,seg_pe_ranges,seg_le_ranges $VG/one $VG/two)" "the LOCKED LVs' areas as LVM2 prints them ($1)"
 	assert_eq "$(lvm2 lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | map_devs | tr -s ' ')" \
 		"$(ulvm lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | tr -s ' ')" "pvmove0's legs as LVM2 lists them ($1)"
 }
