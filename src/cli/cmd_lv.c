@@ -556,14 +556,10 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		               "try lvchange -an.");
 		goto out;
 	}
+	/* Only an active LV is warned about and asked for: LVM2 2.03.16 reduces an inactive one
+	 * without a word, a filesystem on it or not (it cannot look at what it does not map). */
 	if (extents < old && ulvm_lv_active(vg, lv) && (r = confirm_reduce(c, vg, lv, extents)))
 		goto out;
-	if (extents < old && !c->force && !c->yes && !ulvm_lv_active(vg, lv) &&
-	    !ulvm_lv_is_thin(lv)) { /* (LVM2 reduces an inactive thin LV without asking) */
-		r = ulvm_error(-EPERM, "Reducing %s/%s would destroy data in it: confirm with -f",
-		               vgn, lvn);
-		goto out;
-	}
 	if ((r = ulvm_lv_is_thin(lv) ? cli_lvresize_thin(c, vg, lv, extents)
 	                             : ulvm_lv_resize(vg, lv, extents, &p)) ||
 	    (r = ulvm_vg_commit(vg, cli_description(c))))
