@@ -780,8 +780,12 @@ int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progre
 int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *description);
 
 /* ---- metadata archives and backups ---------------------------------------------------- */
+/* LVM2's --config for this process: its settings go over lvm.conf's wherever the library
+ * reads LVM2's configuration (backup/archive, archive_dir, retain_min, retain_days, backup,
+ * backup_dir; global/locking_dir). NULL: none. A text that does not parse counts as none. */
+int ulvm_lvm2_config_override(const char *text);
 /* LVM2's archive and backup directories: backup/archive_dir and backup/backup_dir of
- * $LVM_SYSTEM_DIR/lvm.conf, default /etc/lvm/archive and /etc/lvm/backup. */
+ * $LVM_SYSTEM_DIR/lvm.conf (and --config), default /etc/lvm/archive and /etc/lvm/backup. */
 void ulvm_backup_dirs(char *archive_dir, char *backup_dir, size_t len);
 struct ulvm_backup_file {
 	char *path;

@@ -339,6 +339,7 @@ int cli_run(const char *name, int argc, char **argv)
 			return help_command(name, stdout);
 		}
 		cli_config_defaults(&c, argc, argv);
+		ulvm_lvm2_config_override(cli_config_override); /* archives, locking_dir */
 		rc = commands[i].fn(&c, argc, argv);
 		ulvm_ctx_free(c.ctx);
 		sb_free(&cmdline);

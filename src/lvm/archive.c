@@ -3,8 +3,9 @@
  * goes to ARCHIVE_DIR/VG_NNNNN-RANDOM.vg ("Created *before* executing '...'"), after it
  * the new one to BACKUP_DIR/VG ("Created *after* ..."), both mode 0600 in directories made
  * 0700, each written to a temporary file, synced and renamed into place. Where they go and
- * whether at all is LVM2's lvm.conf ($LVM_SYSTEM_DIR, default /etc/lvm): backup/archive,
- * backup/archive_dir, backup/backup, backup/backup_dir. Only for contexts that ask
+ * whether at all is LVM2's lvm.conf ($LVM_SYSTEM_DIR, default /etc/lvm) with --config over
+ * it: backup/archive, backup/archive_dir, backup/retain_min, backup/retain_days,
+ * backup/backup, backup/backup_dir. Only for contexts that ask
  * (ulvm_ctx_opts.archive); never in test mode.
  */
 #include <dirent.h>
@@ -19,37 +20,6 @@
 
 #include "lvm.h"
 
-#define LVM2_DEFAULT_SYSTEM_DIR "/etc/lvm"
-
-/* The file, read whole (at most 16 MiB); NULL when it cannot be read. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	char *text = NULL;
-	size_t cap = 0, got;
-
-	*len = 0;
-	if (!f)
-		return NULL;
-	do {
-		if (*len + 4096 > cap) {
-			char *t = realloc(text, cap = cap ? 2 * cap : 65536);
-			if (!t) {
-				free(text);
-				fclose(f);
-				return NULL;
-			}
-			text = t;
-		}
-		got = fread(text + *len, 1, cap - *len - 1, f);
-		*len += got;
-	} while (got > 0 && *len < (16u << 20));
-	fclose(f);
-	if (text)
-		text[*len] = 0;
-	return text;
-}
-
 struct backup_conf {
 	bool archive, backup;
 	long retain_min, retain_days; /* backup/retain_min, backup/retain_days */
@@ -57,52 +27,38 @@ struct backup_conf {
 	bool default_dirs; /* neither directory was configured */
 };
 
+/* LVM2's settings (lvm.conf, --config over it) or its defaults. */
 static void read_conf(struct backup_conf *bc)
 {
-	const char *sys = getenv("LVM_SYSTEM_DIR");
-	struct cfg_tree *tree = NULL;
-	struct cfg_node *s, *n;
-	char path[4096], *text;
-	size_t len;
+	struct lvm2_conf lc;
+	const char *dir;
+	int64_t v;
 
-	if (!sys || !*sys)
-		sys = LVM2_DEFAULT_SYSTEM_DIR;
+	lvm2_conf_load(&lc);
 	*bc = (struct backup_conf){.archive = true,
 	                           .backup = true,
 	                           .retain_min = 10,
 	                           .retain_days = 30,
 	                           .default_dirs = true};
-	snprintf(bc->archive_dir, sizeof(bc->archive_dir), "%s/archive", sys);
-	snprintf(bc->backup_dir, sizeof(bc->backup_dir), "%s/backup", sys);
-	snprintf(path, sizeof(path), "%s/lvm.conf", sys);
-	if ((text = slurp(path, &len)) && !cfg_parse(text, len, path, &tree) &&
-	    (s = cfg_find(tree, NULL, "backup")) && s->kind == CFG_SECTION) {
-		if ((n = cfg_find(tree, s, "archive")) && n->kind == CFG_ASSIGN &&
-		    n->v.type == CFG_INT)
-			bc->archive = n->v.i != 0;
-		if ((n = cfg_find(tree, s, "backup")) && n->kind == CFG_ASSIGN &&
-		    n->v.type == CFG_INT)
-			bc->backup = n->v.i != 0;
-		if ((n = cfg_find(tree, s, "retain_min")) && n->kind == CFG_ASSIGN &&
-		    n->v.type == CFG_INT && n->v.i >= 0)
-			bc->retain_min = (long)n->v.i;
-		if ((n = cfg_find(tree, s, "retain_days")) && n->kind == CFG_ASSIGN &&
-		    n->v.type == CFG_INT && n->v.i >= 0)
-			bc->retain_days = (long)n->v.i;
-		if ((n = cfg_find(tree, s, "archive_dir")) && n->kind == CFG_ASSIGN &&
-		    n->v.type == CFG_STRING && n->v.s[0]) {
-			snprintf(bc->archive_dir, sizeof(bc->archive_dir), "%s", n->v.s);
-			bc->default_dirs = false;
-		}
-		if ((n = cfg_find(tree, s, "backup_dir")) && n->kind == CFG_ASSIGN &&
-		    n->v.type == CFG_STRING && n->v.s[0]) {
-			snprintf(bc->backup_dir, sizeof(bc->backup_dir), "%s", n->v.s);
-			bc->default_dirs = false;
-		}
+	if (lvm2_conf_int(&lc, "backup/archive", &v))
+		bc->archive = v != 0;
+	if (lvm2_conf_int(&lc, "backup/backup", &v))
+		bc->backup = v != 0;
+	if (lvm2_conf_int(&lc, "backup/retain_min", &v) && v >= 0)
+		bc->retain_min = (long)v;
+	if (lvm2_conf_int(&lc, "backup/retain_days", &v) && v >= 0)
+		bc->retain_days = (long)v;
+	snprintf(bc->archive_dir, sizeof(bc->archive_dir), "%s/archive", lc.sysdir);
+	snprintf(bc->backup_dir, sizeof(bc->backup_dir), "%s/backup", lc.sysdir);
+	if ((dir = lvm2_conf_str(&lc, "backup/archive_dir"))) {
+		snprintf(bc->archive_dir, sizeof(bc->archive_dir), "%s", dir);
+		bc->default_dirs = false;
 	}
-	ulvm_clear_error(); /* an unreadable lvm.conf only means LVM2's defaults */
-	cfg_tree_free(tree);
-	free(text);
+	if ((dir = lvm2_conf_str(&lc, "backup/backup_dir"))) {
+		snprintf(bc->backup_dir, sizeof(bc->backup_dir), "%s", dir);
+		bc->default_dirs = false;
+	}
+	lvm2_conf_free(&lc);
 }
 
 /* A failure to archive or back up is a warning, not a failed command; for an unprivileged
@@ -368,7 +324,7 @@ static int file_info(const char *path, struct ulvm_backup_file *f)
 	struct cfg_tree *tree = NULL;
 	struct cfg_node *n;
 	size_t len;
-	char *text = slurp(path, &len);
+	char *text = lvm2_read_whole(path, &len);
 	int r = -EINVAL;
 
 	memset(f, 0, sizeof(*f));

@@ -9,7 +9,8 @@
  * path names (else open again), and released by unlinking it when no one else holds it.
  *
  * The directory: --lock-dir or $ULVM_LOCK_DIR when given; else LVM2's global/locking_dir
- * from $LVM_SYSTEM_DIR/lvm.conf (default /etc/lvm/lvm.conf), default /run/lock/lvm, when it
+ * from --config or $LVM_SYSTEM_DIR/lvm.conf (default /etc/lvm/lvm.conf), default
+ * /run/lock/lvm, when it
  * exists or can be made and is writable; else ulvm's own /run/lock/ulvm or /tmp/ulvm-<uid>
  * (where LVM2 cannot run either), said only with -v.
  *
@@ -66,40 +67,19 @@ static int dir_usable(const char *path)
 	return access(path, R_OK | W_OK | X_OK) < 0 ? -errno : 0;
 }
 
-/* global/locking_dir of LVM2's lvm.conf, or its default. Caller frees. */
+/* global/locking_dir of LVM2's configuration (lvm.conf, --config over it), or its default.
+ * Caller frees. */
 static char *lvm2_locking_dir(void)
 {
-	const char *sys = getenv("LVM_SYSTEM_DIR");
-	struct cfg_tree *tree = NULL;
-	struct cfg_node *g, *d;
-	char path[4096], *text = NULL, *out = NULL;
-	size_t len = 0, cap = 0;
-	FILE *f;
+	struct lvm2_conf lc;
+	const char *dir;
+	char *out;
 
-	snprintf(path, sizeof(path), "%s/lvm.conf", sys && *sys ? sys : "/etc/lvm");
-	if ((f = fopen(path, "re"))) {
-		size_t got;
-		do {
-			if (len + 4096 > cap) {
-				char *t = realloc(text, cap = cap ? 2 * cap : 65536);
-				if (!t)
-					break;
-				text = t;
-			}
-			got = fread(text + len, 1, cap - len, f);
-			len += got;
-		} while (got > 0 && len < (16u << 20));
-		fclose(f);
-	}
-	if (text && cfg_parse(text, len, path, &tree) == 0 &&
-	    (g = cfg_find(tree, NULL, "global")) && g->kind == CFG_SECTION &&
-	    (d = cfg_find(tree, g, "locking_dir")) && d->kind == CFG_ASSIGN &&
-	    d->v.type == CFG_STRING && d->v.s[0])
-		out = strdup(d->v.s);
-	ulvm_clear_error(); /* an unreadable lvm.conf only means LVM2's default */
-	cfg_tree_free(tree);
-	free(text);
-	return out ? out : strdup(LVM2_DEFAULT_LOCKING_DIR);
+	lvm2_conf_load(&lc);
+	dir = lvm2_conf_str(&lc, "global/locking_dir");
+	out = strdup(dir ? dir : LVM2_DEFAULT_LOCKING_DIR);
+	lvm2_conf_free(&lc);
+	return out;
 }
 
 static int ensure_lock_dir(struct ulvm_ctx *ctx)

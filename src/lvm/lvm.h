@@ -175,6 +175,22 @@ int vg_import(struct ulvm_ctx *ctx, struct cfg_tree *tree, const char *what, str
  * vg_archive_before archives the committed copy of `vg` and returns its name (to free). */
 void vg_archive_before(struct ulvm_vg *vg, const char *description, char **old_name);
 void vg_backup_after(struct ulvm_vg *vg, const char *description, const char *old_name);
+
+/* lvm2conf.c: LVM2's configuration as the library reads it (lvm.conf with the process's
+ * --config over it, ulvm_lvm2_config_override); loading never fails (no file: no settings). */
+struct lvm2_conf {
+	struct cfg_tree *file, *override;
+	char sysdir[3072]; /* $LVM_SYSTEM_DIR or /etc/lvm */
+};
+void lvm2_conf_load(struct lvm2_conf *lc);
+/* A file (lvm.conf, a backup) read whole, NUL-terminated, at most 16 MiB; NULL when
+ * it cannot be read. Caller frees. */
+char *lvm2_read_whole(const char *path, size_t *len);
+void lvm2_conf_free(struct lvm2_conf *lc);
+/* A setting of the right type ("backup/retain_min"): --config's, else lvm.conf's; false (or
+ * NULL, and for an empty string) when neither sets it. */
+bool lvm2_conf_int(const struct lvm2_conf *lc, const char *path, int64_t *out);
+const char *lvm2_conf_str(const struct lvm2_conf *lc, const char *path);
 void vg_backup_remove(struct ulvm_vg *vg);
 int vg_export(const struct ulvm_vg *vg, bool file_form, const char *description, char **text,
               size_t *len);
