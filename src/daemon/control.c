@@ -98,10 +98,9 @@ static int hook_suspend(void *arg, const char *name, bool suspend)
 	int r;
 	struct ulvm_dev *dev = find_dev(arg, name, &r);
 
+	/* Nothing to wait for: NBD replies are copies (export/nbd_requests.c, read_from_file). */
 	if (r)
 		return r;
-	if (((struct ulvmd *)arg)->nbd)
-		nbd_server_quiesce(((struct ulvmd *)arg)->nbd);
 	return suspend ? ulvm_dev_suspend(dev) : ulvm_dev_resume(dev);
 }
 

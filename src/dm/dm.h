@@ -316,7 +316,7 @@ void dm_submit(struct dm_dev *md, struct io_req *req);
 /* Where [offset, offset + len) of `md` lies in one backing file read through the page
  * cache: its bdev and the byte offset there, through linear targets only (any stack of
  * them), none of the devices suspended, the file not O_DIRECT and not dropping writes. For an
- * export that moves the bytes between the file and a socket itself (sendfile), valid until
+ * export that moves the bytes between the file and a socket itself (pread, splice), valid until
  * control returns to the event loop. -ENOTSUP when the range is mapped otherwise. */
 int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev **bd,
                   uint64_t *bd_offset);

@@ -23,9 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/sockios.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -800,32 +798,6 @@ void nbd_server_drop_dev(struct nbd_server *s, const struct ulvm_dev *dev)
 {
 	if (dev)
 		close_conns(s, dev, false);
-}
-
-void nbd_server_quiesce(struct nbd_server *s)
-{
-	for (unsigned ms = 0;; ms++) {
-		bool unread = false;
-
-		for (struct nbd_conn *c = s->conns; c; c = c->next) {
-			int q;
-
-			if (!c->zc_unread || c->dead)
-				continue;
-			if (ioctl(c->fd, SIOCOUTQ, &q) == 0 && q > 0)
-				unread = true;
-			else
-				c->zc_unread = false;
-		}
-		if (!unread)
-			return;
-		if (ms == NBD_QUIESCE_MS) {
-			ulvm_warn("nbd: a client has not read a reply in %u ms; going on",
-			          NBD_QUIESCE_MS);
-			return;
-		}
-		usleep(1000);
-	}
 }
 
 unsigned nbd_server_conn_count(const struct nbd_server *s)

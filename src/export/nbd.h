@@ -70,10 +70,6 @@ int nbd_server_add_conn(struct nbd_server *s, int fd);
 unsigned nbd_server_dev_users(struct nbd_server *s, const struct ulvm_dev *dev);
 /* Close (after their in-flight I/O) every connection using `dev`. */
 void nbd_server_drop_dev(struct nbd_server *s, const struct ulvm_dev *dev);
-/* Before a device's mapping may change (suspend, resume): wait (at most a second) until
- * every client has read the replies sent from a backing file's page cache (sendfile), whose
- * pages the sockets still hold. */
-void nbd_server_quiesce(struct nbd_server *s);
 
 /* Connections open now, including closed ones whose I/O is still in flight (tests, the
  * fuzz target: a transcript is done when its connection is gone). */

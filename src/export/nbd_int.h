@@ -22,8 +22,8 @@
 #define NBD_IN_BUF        (128u << 10)   /* input buffer of a connection */
 #define NBD_OPT_MAX       (16u << 10)    /* longest option payload parsed; longer: ERR_TOO_BIG */
 #define NBD_DIRECT_MIN    (16u << 10)    /* payload left from which recv goes to the request */
-#define NBD_SENDFILE_MIN  (64u << 10)    /* reads from which the data may go by sendfile */
-#define NBD_QUIESCE_MS    1000u          /* nbd_server_quiesce waits at most */
+#define NBD_FILE_READ_MIN (64u << 10)    /* reads from which pread() from the file may serve */
+#define NBD_SPLICE_MIN    (64u << 10)    /* writes from which the payload may go by splice */
 #define NBD_PIPE_SIZE     (1u << 20)     /* a connection's pipe for write payloads (splice) */
 #define NBD_SMALL_READ    4096u          /* input read at a time while large writes stream in */
 #define NBD_POOL_KEEP     (128ull << 20) /* idle buffer bytes the pool keeps */
@@ -115,7 +115,6 @@ struct nbd_conn {
 	bool closing;    /* no more input: close once everything is answered */
 	bool dead;       /* socket closed: completions are dropped; freed when none is in flight */
 	bool blocked;    /* stopped reading until slots or buffer budget free up */
-	bool zc_unread;  /* data went by sendfile and the client may not have read it all */
 	/* A write's payload spliced from the socket into a pipe (c->cur), to be spliced on
 	 * into the backing file: pipe[] valid when pipe_size > 0 (made on first use). */
 	bool splicing;

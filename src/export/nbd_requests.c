@@ -17,10 +17,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/sockios.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -177,100 +175,47 @@ static void block_status(struct nbd_conn *c, struct nbd_req *r)
 	nbd_queue_reply(c, r);
 }
 
-/* ---- reads sent from the backing file ---- */
+/* ---- reads copied from the backing file ---- */
 
-/* The data of a read whose reply went out in part: the rest, read from the file now, into a
- * pooled buffer, and queued like any reply (its first `sent` bytes already gone). */
-static bool rest_from_file(struct nbd_conn *c, struct nbd_req *r, int fd, uint64_t foff,
-                           uint64_t sent)
-{
-	uint64_t from = sent > r->hdr_len ? sent - r->hdr_len : 0;
-
-	if (!(r->buf = nbd_buf_get(c, r->len, &r->buf_class)))
-		return false;
-	while (from < r->len) {
-		ssize_t n =
-		    pread(fd, (uint8_t *)r->buf + from, r->len - from, (off_t)(foff + from));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			nbd_buf_put(c, r->buf, r->buf_class);
-			r->buf = NULL;
-			return false;
-		}
-		from += (uint64_t)n;
-	}
-	r->data_len = r->len;
-	nbd_queue_reply(c, r);
-	r->sent = sent;
-	return true;
-}
-
-/* A large read of a connection with nothing else in flight or queued, on a range that lies
- * in one backing file read through the page cache (a linear LV on tmpfs, say): the reply
- * header goes out now and the data with sendfile() from the file's page cache, two copies
- * fewer than reading into a buffer and sending that. What the socket does not take now is
- * read from the file into a buffer at once and sent later, so every byte of the reply is
- * the file's at this moment, in this turn of the loop: a suspend, a reload or a remap can
- * only come after it.
+/* A large read of a connection with nothing else in flight, on a range that lies in one
+ * backing file read through the page cache (a linear LV on tmpfs, say): read at once with
+ * pread() into a pooled buffer and queued, sparing the engine's round trip (the client
+ * waits for nothing else, so the loop has nothing better to do).
  *
- * The socket holds the page cache's pages, not copies, until the client reads them: the
- * client then sees the file as it is when it reads (a write that raced with its read, which
- * NBD allows). So that no reply's pages outlive a change of the LV's mapping (pvmove,
- * lvreduce) unread, it is used only while the client has read everything sent before
- * (SIOCOUTQ 0), and nbd_server_quiesce_dev() waits for such replies before a suspend.
- * Returns 0 when it answered, 1 when the request takes the normal path, -1 when the
- * connection must close (the header went out and the data cannot follow). */
+ * Never sendfile() or splice() from the file to the socket: the socket would hold the page
+ * cache's pages themselves, not copies, until the client reads them (an AF_UNIX socket) or
+ * longer (TCP to a peer on this host hands the same pages to the peer's receive queue and
+ * the sender's SIOCOUTQ drops to 0 at once; a client that splices the socket into a pipe
+ * keeps them as long as it likes). Closing the connection does not take them back. A write
+ * to the file in place then changes those bytes: after an lvreduce and a new LV on the
+ * freed extents, a client that had stalled would read the new LV's data. Measured on Linux
+ * 6.18, docs/ARCHITECTURE.md "NBD replies are copies". Copied, a reply is the file's bytes
+ * at the moment of the read, whatever happens to the extents afterwards.
+ * Returns 0 when it answered, 1 when the request takes the normal path. */
 static int read_from_file(struct nbd_conn *c, struct nbd_req *r)
 {
-	uint64_t foff, sent = 0;
-	int fd, q;
-	uint8_t *p;
+	uint64_t foff, done = 0;
+	int fd;
 
-	if (r->len < NBD_SENDFILE_MIN || c->inflight || c->rq_head || c->out_off < c->out_len ||
-	    dev_map_file(c->dev, r->offset, r->len, &fd, &foff) || ioctl(c->fd, SIOCOUTQ, &q) < 0 ||
-	    q > 0)
+	if (r->len < NBD_FILE_READ_MIN || c->inflight ||
+	    dev_map_file(c->dev, r->offset, r->len, &fd, &foff) ||
+	    !(r->buf = nbd_buf_get(c, r->len, &r->buf_class)))
 		return 1;
-	if (c->structured) {
-		p = chunk_hdr(r, NBD_REPLY_TYPE_OFFSET_DATA, 8 + r->len);
-		nbd_put64(p, r->offset);
-		r->hdr_len = NBD_CHUNK_HDR_LEN + 8;
-	} else {
-		simple_hdr(r, 0);
-	}
-	while (sent < r->hdr_len) {
-		ssize_t n = send(c->fd, r->hdr + sent, r->hdr_len - sent,
-		                 MSG_MORE | MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (done < r->len) {
+		ssize_t n =
+		    pread(fd, (uint8_t *)r->buf + done, r->len - done, (off_t)(foff + done));
 
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && !sent && errno != EAGAIN && errno != EWOULDBLOCK)
-			return 1; /* the socket failed: the normal path finds out and closes */
-		if (n < 0)
-			break;
-		sent += (uint64_t)n;
+		if (n <= 0) { /* the engine's path reports what went wrong */
+			nbd_buf_put(c, r->buf, r->buf_class);
+			r->buf = NULL;
+			return 1;
+		}
+		done += (uint64_t)n;
 	}
-	while (sent >= r->hdr_len && sent < r->hdr_len + r->len) {
-		off_t at = (off_t)(foff + sent - r->hdr_len);
-		ssize_t n = sendfile(c->fd, fd, &at, (size_t)(r->hdr_len + r->len - sent));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break; /* EAGAIN, or sendfile cannot: the rest from a buffer */
-		sent += (uint64_t)n;
-		c->zc_unread = true;
-	}
-	if (sent == r->hdr_len + r->len) {
-		nbd_slot_put(c, r);
-		return 0;
-	}
-	if (!sent) {
-		r->hdr_len = 0;
-		return 1;
-	}
-	return rest_from_file(c, r, fd, foff, sent) ? 0 : -1;
+	reply_ok(c, r);
+	return 0;
 }
 
 /* ---- writes spliced into the backing file ---- */
@@ -315,7 +260,7 @@ static bool splice_eligible(struct nbd_conn *c, const struct nbd_req *r)
 	uint64_t foff;
 	int fd;
 
-	return r->len >= NBD_SENDFILE_MIN && r->len <= NBD_PIPE_SIZE &&
+	return r->len >= NBD_SPLICE_MIN && r->len <= NBD_PIPE_SIZE &&
 	       !dev_map_file(c->dev, r->offset, r->len, &fd, &foff) && pipe_ready(c);
 }
 
@@ -600,10 +545,8 @@ static enum nbd_step request_header(struct nbd_conn *c)
 		return NBD_STEP_AGAIN;
 	}
 	if (type == NBD_CMD_READ) {
-		int d = read_from_file(c, r);
-
-		if (d <= 0)
-			return d ? NBD_STEP_CLOSE : NBD_STEP_AGAIN;
+		if (!read_from_file(c, r))
+			return NBD_STEP_AGAIN;
 		if (!(r->buf = nbd_buf_get(c, len, &r->buf_class))) {
 			reply_error(c, r, NBD_ENOMEM, "out of memory");
 			return NBD_STEP_AGAIN;

@@ -104,8 +104,8 @@ void ctx_report_once(struct ulvm_ctx *ctx, const char *msg);
 void ctx_free_dm(struct ulvm_ctx *ctx);
 /* Where [offset, offset + len) of `dev` lies in one backing file read through the page cache
  * (dm_map_direct): 0 with the file's descriptor and the byte offset there, -ENOTSUP when the
- * range is mapped otherwise. For the NBD export, which then sends those bytes from the file
- * itself (sendfile) within the same turn of its loop. */
+ * range is mapped otherwise. For the NBD export, which then reads (pread) or writes (splice)
+ * those bytes in the file itself within the same turn of its loop. */
 int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
                  uint64_t *file_offset);
 /*

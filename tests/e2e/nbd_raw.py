@@ -10,8 +10,12 @@ READ, WRITE, DISC, FLUSH = 0, 1, 2, 3
 
 class Conn:
     def __init__(self, sock_path, name):
-        self.s = socket.socket(socket.AF_UNIX)
-        self.s.connect(sock_path)
+        """sock_path: a Unix socket's path, or (host, port) for TCP."""
+        if isinstance(sock_path, tuple):
+            self.s = socket.create_connection(sock_path)
+        else:
+            self.s = socket.socket(socket.AF_UNIX)
+            self.s.connect(sock_path)
         self.handle = 0
         self.recvn(18)                                   # NBDMAGIC IHAVEOPT flags
         self.s.sendall(struct.pack('>I', 3))             # fixed newstyle, no zeroes

@@ -1,0 +1,107 @@
+#!/bin/bash
+# An NBD client that asks for large reads and then stops reading never gets another LV's
+# bytes. With ulvmd running, a client (on the Unix socket, then on TCP) sends four 1 MiB
+# reads of the tail of an LV full of 'A' and reads nothing; meanwhile lvremove of the LV is
+# refused (in use, exit 5), lvreduce -f gives the tail back, a new LV takes those extents and
+# is written with 'B' through the daemon. Only then does the client read its replies: every
+# byte it gets is 'A' (a disconnect would be allowed too, 'B' never). Guards against replies
+# that hold the backing file's page-cache pages (sendfile) instead of copies.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+need_python
+. "$E2E_DIR/ulvmd_lib.sh"
+[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
+CLIENT=
+SHM=$(mktemp -d /dev/shm/ulvm-e2e-135.XXXXXX)
+ULVMD_CLEANUP='[ -z "$CLIENT" ] || kill "$CLIENT" 2>/dev/null; rm -rf "$SHM"'
+
+VG=e2e135
+M=$((1 << 20))
+# On tmpfs: the image is read through the page cache, where a reply could be its pages.
+truncate -s 64M "$SHM/a.img"
+ln -s "$SHM/a.img" "$T/a.img"
+IMGS+=(a)
+ulvm pvcreate "$(img a)" >/dev/null
+ulvm vgcreate $VG "$(img a)" >/dev/null
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+ulvmd_start --nbd-tcp "127.0.0.1:$PORT"
+python3 -c "import sys; sys.stdout.buffer.write(b'A' * (8 << 20))" >"$T/A"
+python3 -c "import sys; sys.stdout.buffer.write(b'B' * (4 << 20))" >"$T/B"
+
+# stall_then_read ADDRESS: the client; it writes $T/sent once its reads are out, waits for
+# $T/go, then reads the replies and writes what it got to $T/got ("A=n B=n other=n closed=0|1").
+stall_then_read() {
+	rm -f "$T/sent" "$T/go" "$T/got"
+	python3 - "$E2E_DIR" "$1" "$VG/lv" "$T" <<'EOF' &
+import os, socket, struct, sys, time
+sys.dont_write_bytecode = True  # nothing written into the source tree
+sys.path.insert(0, sys.argv[1])
+import nbd_raw
+addr, d = sys.argv[2], sys.argv[4]
+if ':' in addr:
+    host, port = addr.rsplit(':', 1)
+    c = nbd_raw.Conn((host, int(port)), sys.argv[3])
+else:
+    c = nbd_raw.Conn(addr, sys.argv[3])
+M = 1 << 20
+for i in range(4):  # the LV's tail, [4 MiB, 8 MiB): four reads, no reply read yet
+    c.s.sendall(struct.pack('>IHHQQI', nbd_raw.REQUEST_MAGIC, 0, nbd_raw.READ, i + 1,
+                            (4 + i) * M, M))
+open(d + '/sent', 'w').close()
+while not os.path.exists(d + '/go'):
+    time.sleep(0.02)
+counts = {'A': 0, 'B': 0, 'other': 0}
+closed = 0
+try:
+    for i in range(4):
+        magic, err, handle = struct.unpack('>IIQ', c.recvn(16))
+        if err:
+            raise SystemExit('read %d failed: %d' % (handle, err))
+        data = c.recvn(M)
+        a, b = data.count(b'A'), data.count(b'B')
+        counts['A'] += a; counts['B'] += b; counts['other'] += M - a - b
+except (SystemExit, OSError):
+    closed = 1
+open(d + '/got', 'w').write('A=%d B=%d other=%d closed=%d\n' % (
+    counts['A'], counts['B'], counts['other'], closed))
+EOF
+	CLIENT=$!
+	for i in $(seq 200); do [ -e "$T/sent" ] && break; sleep 0.05; done
+	[ -e "$T/sent" ] || fail "the NBD client ($1) did not connect"
+	sleep 0.5 # the daemon answers the reads into the socket (as far as it takes them)
+}
+
+for via in unix tcp; do
+	if [ $via = unix ]; then addr=$ULVM_RUN_DIR/nbd.sock; else addr=127.0.0.1:$PORT; fi
+	ulvm lvcreate -ay -n lv -L 8M $VG >/dev/null
+	ulvm dd if="$T/A" of=$VG/lv bs=1M conv=notrunc status=none
+	tail_at=$("$ULVM" dmsetup table $VG-lv | awk '{print $5 + 8192}')
+	stall_then_read "$addr"
+
+	run_rc o e r "$ULVM" lvremove -f $VG/lv --devices "$(imgs_csv)"
+	assert_eq 5 "$r" "lvremove of the LV a client is connected to ($via)"
+	assert_match "in use" "$e" "lvremove's refusal ($via)"
+	run_rc o e r "$ULVM" lvreduce -f -L 4M $VG/lv --devices "$(imgs_csv)"
+	assert_eq 0 "$r" "lvreduce -f while the client stalls ($via): $e"
+	ulvm lvcreate -ay -n new -L 4M $VG >/dev/null
+	assert_eq "0 8192 linear $(img a) $tail_at" "$("$ULVM" dmsetup table $VG-new)" \
+		"the new LV lies on the old tail ($via)"
+	ulvm dd if="$T/B" of=$VG/new bs=1M conv=notrunc status=none
+	assert_eq "$(sha256sum <"$T/B")" "$("$ULVM" dd if=$VG/new bs=1M status=none | sha256sum)" \
+		"the new LV holds its own bytes ($via)"
+
+	touch "$T/go"
+	wait $CLIENT || fail "the stalled client failed ($via)"
+	CLIENT=
+	got=$(cat "$T/got")
+	note "$via: $got"
+	case "$got" in
+	"A=4194304 B=0 other=0 closed=0") ;;
+	*"B=0 other=0 closed=1") ;;
+	*) fail "the stalled client ($via) read bytes that are not the old LV's: $got" ;;
+	esac
+	ulvm lvremove -f $VG/lv $VG/new >/dev/null
+done
+
+ulvmd_stop
+echo "PASS"
