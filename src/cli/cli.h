@@ -268,6 +268,12 @@ int cli_lvremove_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, boo
 int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
                       const struct size_arg *data, const struct size_arg *meta,
                       const struct ulvm_lv_params *p);
+/* lvextend --use-policies of a thin pool: LVM2's activation/thin_pool_autoextend_threshold
+ * and _percent decide whether and by how much its data and metadata grow. */
+int cli_lvextend_policies(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
+                          const struct ulvm_lv_params *p);
+/* Those two settings from lvm.conf (and --config), as LVM2 clamps them. */
+void cli_thin_policy(int *threshold, int *percent);
 /* lvextend/lvreduce/lvresize of a thin LV to `extents` (its virtual size), before the commit. */
 int cli_lvresize_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents);
 /* After its size line: LVM2's over-provisioning warning when a thin LV grew from `old`. */

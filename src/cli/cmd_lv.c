@@ -454,9 +454,12 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	                                   {"resizefs", no_argument, NULL, 'r'},
 	                                   {"nofsck", no_argument, NULL, 'n'},
 	                                   {"poolmetadatasize", required_argument, NULL, 7100},
+	                                   {"use-policies", no_argument, NULL, 7101},
+	                                   {"usepolicies", no_argument, NULL, 7101},
 	                                   {0}};
 	struct ulvm_lv_params p = {0};
 	struct size_arg sz = {0}, meta_sz = {0};
+	bool use_policies = false;
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
 	char vgn[256], lvn[256], b1[64], b2[64], dmname[300];
@@ -495,11 +498,14 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 			if (parse_size_arg(optarg, false, 'm', &meta_sz))
 				return cli_fail(-EINVAL);
 			break;
+		case 7101: /* the pool's autoextend settings decide the size */
+			use_policies = true;
+			break;
 		default:
 			return EINVALID_CMD_LINE;
 		}
 	}
-	if (optind >= argc || (!sz.given && !meta_sz.given) ||
+	if (optind >= argc || (!sz.given && !meta_sz.given && !use_policies) ||
 	    cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
 		fprintf(stderr, "  Please specify a size and a logical volume path (VG/LV)\n");
 		return EINVALID_CMD_LINE;
@@ -519,6 +525,20 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		r = ulvm_error(-ENOENT, "Logical volume %s not found in volume group %s.", lvn,
 		               vgn);
 		goto out;
+	}
+	if (use_policies) {
+		r = cli_lvextend_policies(c, vg, lv, &p);
+		goto out;
+	}
+	/* A pool's metadata LV named itself: LVM2 grows it as the pool's --poolmetadatasize. */
+	if (!meta_sz.given && lv->used_by && ulvm_lv_is_thin_pool(lv->used_by)) {
+		struct ulvm_thin_pool_info pi;
+		ulvm_thin_pool_get(vg, lv->used_by, &pi);
+		if (pi.metadata_lv == lv) {
+			meta_sz = sz;
+			sz = (struct size_arg){0};
+			lv = lv->used_by;
+		}
 	}
 	if (meta_sz.given || ulvm_lv_is_thin_pool(lv)) {
 		r = cli_lvextend_pool(c, vg, lv, &sz, &meta_sz, &p);

@@ -16,6 +16,7 @@
 
 #include "../util/util.h"
 #include "cli.h"
+#include "lvmconf.h"
 
 static const struct option thin_lo[] = {COMMON_LONGOPTS,
                                         {"size", required_argument, NULL, 'L'},
@@ -119,6 +120,11 @@ static void warn_overprovisioning(struct ulvm_vg *vg, const struct ulvm_lv *pool
 	        b1, more ? "s" : " ", more ? "" : vg->name, more ? "" : "/", more ? "" : pool->name,
 	        txt, sz ? b2 : "no free space in volume group");
 	fflush(stderr);
+	/* LVM2 says so only while autoextension is off. */
+	int threshold, percent;
+	cli_thin_policy(&threshold, &percent);
+	if (threshold < 100)
+		return;
 	cli_print("WARNING: You have not turned on protection against thin pools running out of "
 	          "space.");
 	cli_print("WARNING: Set activation/thin_pool_autoextend_threshold below 100 to trigger "
@@ -723,6 +729,136 @@ int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 	snprintf(name, sizeof(name), "%s", data->given ? lv->name : pi.metadata_lv->name);
 	cli_print("Logical volume %s/%s successfully resized.", vg->name, name);
 	return 0;
+}
+
+/* ---- lvextend --use-policies ---- */
+
+#define PERCENT_1   1000000ll /* LVM2's dm_percent_t: 1 % */
+#define PERCENT_100 (100 * PERCENT_1)
+
+/* An integer setting of lvm.conf (or --config) that is not in ulvm's catalogue. */
+static int64_t conf_int(const char *path, int64_t def)
+{
+	struct lvmconf cf;
+	const struct cfg_node *n;
+	int64_t v = def;
+
+	if (lvmconf_load(&cf, cli_config_override))
+		return def;
+	n = lvmconf_node(&cf, path);
+	if (n && n->kind == CFG_ASSIGN && n->v.type == CFG_INT)
+		v = n->v.i;
+	lvmconf_free(&cf);
+	return v;
+}
+
+void cli_thin_policy(int *threshold, int *percent)
+{
+	int64_t t = conf_int("activation/thin_pool_autoextend_threshold", 100);
+	int64_t p = conf_int("activation/thin_pool_autoextend_percent", 20);
+
+	/* LVM2: below 50 counts as 50; 100 and above turn autoextension off. */
+	*threshold = t < 50 ? 50 : t > 100 ? 100 : (int)t;
+	*percent = p < 0 ? 0 : p > 100000 ? 100000 : (int)p;
+}
+
+/* used/total as LVM2's dm_make_percent: never 0 % while something is used, never 100 %
+ * until all is. */
+static int64_t make_percent(uint64_t used, uint64_t total)
+{
+	int64_t r;
+
+	if (!total || !used)
+		return 0;
+	if (used >= total)
+		return PERCENT_100;
+	r = (int64_t)((long double)used * PERCENT_100 / total);
+	if (r >= PERCENT_100)
+		r = PERCENT_100 - 1;
+	return r ? r : 1;
+}
+
+/* LVM2's amount for one usage: nothing at 50 % or below, or at the threshold or below;
+ * else the policy's percent, or more when that would not bring usage below the threshold. */
+static int64_t policy_amount(int64_t percent, int threshold, int amount)
+{
+	int64_t need;
+
+	if (!(50 * PERCENT_1 < percent && percent <= PERCENT_100) ||
+	    percent <= threshold * PERCENT_1)
+		return 0;
+	need = (percent / threshold + (PERCENT_1 - 1) / 100) / (PERCENT_1 / 100) - 100;
+	return need > amount ? need : amount;
+}
+
+/* The growth --use-policies asks of `pool` (0: none): data in percent of the pool, metadata
+ * in sectors; -errno with LVM2's message when it cannot tell. */
+static int policy_sizes(struct ulvm_vg *vg, struct ulvm_lv *pool, int64_t *data_pct,
+                        uint64_t *meta_sectors)
+{
+	struct ulvm_thin_pool_info pi;
+	struct ulvm_thin_usage u;
+	int threshold, amount;
+	int64_t meta_pct, min_threshold, free_pct;
+	uint64_t msize;
+	int r;
+
+	*data_pct = 0;
+	*meta_sectors = 0;
+	cli_thin_policy(&threshold, &amount);
+	if (!amount && threshold < 100)
+		return ulvm_error(-EINVAL,
+		                  "Can't extend thin pool %s/%s, autoextend is set to 0%%.",
+		                  vg->name, pool->name);
+	if (threshold >= 100)
+		return 0;
+	if (!ulvm_lv_active(vg, pool))
+		return ulvm_error(-EINVAL, "Can't read state of locally inactive LV %s/%s.",
+		                  vg->name, pool->name);
+	if ((r = ulvm_lv_thin_usage(vg, pool, &u)))
+		return r;
+	ulvm_thin_pool_get(vg, pool, &pi);
+	msize = (uint64_t)pi.metadata_lv->le_count * vg->extent_size;
+	/* The metadata must keep 4 MiB or 25 % free (LVM2's pool_metadata_min_threshold). */
+	free_pct = make_percent(4096 * 1024 / 512, msize);
+	if (free_pct > 25 * PERCENT_1)
+		free_pct = 25 * PERCENT_1;
+	min_threshold = (PERCENT_100 - free_pct) / PERCENT_1;
+	meta_pct =
+	    policy_amount(make_percent(u.meta_used, u.meta_total),
+	                  min_threshold < threshold ? (int)min_threshold : threshold, amount);
+	if (meta_pct)
+		meta_pct++; /* room for what the pool's own resize takes, as LVM2 allows */
+	*meta_sectors = (msize * (uint64_t)meta_pct + 99) / 100;
+	*data_pct = policy_amount(make_percent(u.data_used, u.data_total), threshold, amount);
+	return 0;
+}
+
+int cli_lvextend_policies(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
+                          const struct ulvm_lv_params *p)
+{
+	struct size_arg data = {0}, meta = {0};
+	int64_t data_pct;
+	uint64_t meta_sectors;
+	int r;
+
+	if (!ulvm_lv_is_thin_pool(lv))
+		return ulvm_error(-EINVAL,
+		                  "Policy-based resize is supported only for snapshot and thin "
+		                  "pool volumes.");
+	if ((r = policy_sizes(vg, lv, &data_pct, &meta_sectors)))
+		return r;
+	if (!data_pct && !meta_sectors)
+		return 0; /* below the threshold (or autoextension off): nothing to do */
+	if (meta_sectors)
+		meta = (struct size_arg){.given = true, .sign = '+', .value = meta_sectors};
+	if (data_pct) { /* +N%LV, rounded up as LVM2's percent_of_extents when extending */
+		uint64_t le = lv->le_count;
+		data = (struct size_arg){.given = true,
+		                         .extents = true,
+		                         .value = le + ((uint64_t)data_pct * le + 99) / 100};
+	}
+	return cli_lvextend_pool(c, vg, lv, &data, &meta, p);
 }
 
 /* ---- lvextend / lvreduce / lvresize of a thin LV ---- */

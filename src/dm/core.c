@@ -723,6 +723,11 @@ bool dm_table_is_live(const struct dm_table *t)
 	return t->md->live == t;
 }
 
+const struct dm_table *dm_lower_live_table(const struct dm_lower *l)
+{
+	return l->bd ? NULL : l->md->live;
+}
+
 int dm_lower_resolve(struct dm_lower *l, struct bdev **bd, uint64_t *offset)
 {
 	uint64_t off = 0;

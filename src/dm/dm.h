@@ -240,6 +240,9 @@ bool dm_table_is_live(const struct dm_table *t);
  * that must reach a lower device synchronously (dm-thin's metadata, which persistent-data
  * reads and writes with io/bdev); -EINVAL with ulvm_error() for any other table. */
 int dm_lower_resolve(struct dm_lower *l, struct bdev **bd, uint64_t *offset);
+/* The live table of the mapped device `l` (NULL for a backing device): for a target that
+ * walks a stack below it itself (dm-thin's metadata on a tmeta of several segments). */
+const struct dm_table *dm_lower_live_table(const struct dm_lower *l);
 /* fdatasync every backing device under `l` (through every table stacked below it), now: for
  * a target that must make data durable before it commits metadata of its own, in a hook
  * that may block (message, a completion that commits). What is still in flight is not

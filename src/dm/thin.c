@@ -854,6 +854,83 @@ static int parse_features(struct pool_features *pf, unsigned argc, char **argv)
 	return 0;
 }
 
+/* ---- the metadata device --------------------------------------------------------- */
+
+struct meta_parts {
+	struct bdev **v;
+	unsigned n, cap;
+	unsigned flags;
+};
+
+/* The backing ranges under bytes [off, off + len) of `l`, a backing device or a stack of
+ * linear tables, appended to `mp` as slices (synchronous devices of their own). */
+static int meta_collect(struct dm_lower *l, uint64_t off, uint64_t len, struct meta_parts *mp,
+                        unsigned depth)
+{
+	const struct dm_table *t;
+	int r = 0;
+
+	if (depth > 64)
+		return ulvm_error(-ELOOP, "metadata device %s: tables stacked too deep", l->name);
+	if (l->bd) {
+		if (mp->n == mp->cap) {
+			unsigned cap = mp->cap ? mp->cap * 2 : 4;
+			struct bdev **v = realloc(mp->v, cap * sizeof(*v));
+			if (!v)
+				return ulvm_error(-ENOMEM, "out of memory");
+			mp->v = v;
+			mp->cap = cap;
+		}
+		r = bdev_open_slice(l->bd->path, mp->flags, l->bd->base + off, len, &mp->v[mp->n]);
+		if (!r)
+			mp->n++;
+		return r;
+	}
+	t = dm_lower_live_table(l);
+	for (unsigned i = 0; i < t->num_targets && len && !r; i++) {
+		const struct dm_target *ti = &t->targets[i];
+		uint64_t begin = ti->begin << SECTOR_SHIFT, end = begin + (ti->len << SECTOR_SHIFT);
+		struct dm_lower *next;
+		uint64_t o, n;
+
+		if (end <= off)
+			continue;
+		if (!dm_linear_lower(ti, &next, &o))
+			return ulvm_error(-EINVAL,
+			                  "metadata device %s: target %u is %s, not linear: the "
+			                  "pool reads its metadata only from linear tables",
+			                  l->name, i, ti->type->name);
+		n = MIN(len, end - off);
+		r = meta_collect(next, o + (off - begin), n, mp, depth + 1);
+		off += n;
+		len -= n;
+	}
+	if (!r && len)
+		r = ulvm_error(-ENOSPC, "metadata device %s is shorter than its table says",
+		               l->name);
+	return r;
+}
+
+/* The pool's metadata device as one synchronous device: the block manager reads and writes
+ * it through the lower device's tables (LVM2's tmeta, one linear target per segment, on any
+ * PVs), so a metadata LV grown into another segment is one device again. */
+static int meta_open(struct dm_lower *l, bool read_only, struct bdev **out)
+{
+	struct meta_parts mp = {.flags = read_only ? BDEV_RDONLY : 0};
+	int r = meta_collect(l, 0, l->size, &mp, 0);
+
+	*out = NULL;
+	if (!r && mp.n == 1)
+		*out = mp.v[0];
+	else if (!r)
+		r = bdev_open_concat(l->name, mp.v, mp.n, out);
+	else
+		for (unsigned i = 0; i < mp.n; i++)
+			bdev_close(mp.v[i]);
+	free(mp.v);
+	return r;
+}
+
 static struct pool *pool_find(struct dm_dev *md)
 {
 	struct pool *p;
@@ -865,13 +942,22 @@ static struct pool *pool_find(struct dm_dev *md)
 	return p;
 }
 
+static int pool_bind(struct pool *p, struct pool_c *pt, struct dm_target *ti);
+
+/* A device created with its table live (dm_create) gets no preresume, where the kernel's
+ * pool takes a metadata or data device grown while it was inactive: a new pool takes them
+ * at once (a later resume finds nothing more to do). */
+static int pool_grow_at_create(struct pool *p, struct pool_c *pt, struct dm_target *ti)
+{
+	return pool_bind(p, pt, ti);
+}
+
 static int pool_ctr(struct dm_target *ti, unsigned argc, char **argv)
 {
 	struct pool_features pf;
 	struct pool_c *pt;
 	struct pool *p;
-	struct bdev *mbd;
-	uint64_t spb, lwm, moff;
+	uint64_t spb, lwm;
 	int r;
 
 	if (argc < 4)
@@ -907,20 +993,18 @@ static int pool_ctr(struct dm_target *ti, unsigned argc, char **argv)
 		               pt->data->name, pt->data->size >> SECTOR_SHIFT, ti->len);
 		goto fail;
 	}
-	if ((r = dm_lower_resolve(pt->metadata, &mbd, &moff)))
-		goto fail;
 	pt->meta = calloc(1, sizeof(*pt->meta));
 	if (!pt->meta) {
 		r = ulvm_error(-ENOMEM, "out of memory");
 		goto fail;
 	}
 	pt->meta->refs = 1;
-	if ((r = bdev_open_slice(mbd->path, pf.read_only ? BDEV_RDONLY : 0, moff,
-	                         pt->metadata->size, &pt->meta->bd)))
+	if ((r = meta_open(pt->metadata, pf.read_only, &pt->meta->bd)))
 		goto fail;
 	p = pool_find(ti->table->md);
 	if (p) {
-		if (p->meta->bd->dev != pt->meta->bd->dev || p->meta->bd->base != moff) {
+		if (p->meta->bd->dev != pt->meta->bd->dev ||
+		    p->meta->bd->base != pt->meta->bd->base) {
 			r = ulvm_error(-EINVAL,
 			               "%s already has a pool with another metadata device than %s",
 			               dm_name(ti->table->md), pt->metadata->name);
@@ -963,6 +1047,10 @@ static int pool_ctr(struct dm_target *ti, unsigned argc, char **argv)
 		p->next = pools;
 		pools = p;
 		pthread_mutex_unlock(&pools_lock);
+		if ((r = pool_grow_at_create(p, pt, ti))) {
+			pool_put(p);
+			goto fail;
+		}
 	}
 	pt->pool = p;
 	ti->private = pt;

@@ -246,10 +246,81 @@ int bdev_open_slice(const char *path, unsigned flags, uint64_t base, uint64_t si
 	return 0;
 }
 
+int bdev_open_concat(const char *name, struct bdev **parts, unsigned n, struct bdev **out)
+{
+	struct bdev *bd = n ? calloc(1, sizeof(*bd)) : NULL;
+
+	*out = NULL;
+	if (!bd || !(bd->path = strdup(name)) || !(bd->parts = calloc(n, sizeof(*parts)))) {
+		if (bd)
+			free(bd->path);
+		free(bd);
+		for (unsigned i = 0; i < n; i++)
+			bdev_close(parts[i]);
+		return n ? ulvm_error(-ENOMEM, "%s: out of memory", name)
+		         : ulvm_error(-EINVAL, "%s: a device of no parts", name);
+	}
+	bd->fd = -1;
+	bd->nparts = n;
+	bd->sector_size = SECTOR_SIZE;
+	bd->dev = parts[0]->dev;
+	bd->base = parts[0]->base;
+	for (unsigned i = 0; i < n; i++) {
+		bd->parts[i] = parts[i];
+		bd->size += parts[i]->size;
+		bd->rdonly |= parts[i]->rdonly;
+		bd->drop_writes |= parts[i]->drop_writes;
+		if (parts[i]->sector_size > bd->sector_size)
+			bd->sector_size = parts[i]->sector_size;
+	}
+	*out = bd;
+	return 0;
+}
+
+/* The part under byte `off` of a concatenated device, and `off` made relative to it. */
+static struct bdev *concat_part(struct bdev *bd, uint64_t *off)
+{
+	for (unsigned i = 0; i < bd->nparts; i++) {
+		if (*off < bd->parts[i]->size)
+			return bd->parts[i];
+		*off -= bd->parts[i]->size;
+	}
+	return NULL;
+}
+
+enum concat_op { CONCAT_READ, CONCAT_WRITE, CONCAT_DISCARD };
+
+/* A range of a concatenated device, split at its parts (check_range has passed). */
+static int concat_rw(struct bdev *bd, enum concat_op op, uint8_t *buf, uint64_t len, uint64_t off)
+{
+	int r = 0;
+
+	while (len && !r) {
+		uint64_t o = off;
+		struct bdev *part = concat_part(bd, &o);
+		uint64_t n = MIN(len, part->size - o);
+
+		if (op == CONCAT_READ)
+			r = bdev_read(part, buf, (size_t)n, o);
+		else if (op == CONCAT_WRITE)
+			r = bdev_write(part, buf, (size_t)n, o);
+		else
+			r = bdev_discard(part, o, n);
+		if (buf)
+			buf += n;
+		len -= n;
+		off += n;
+	}
+	return r;
+}
+
 void bdev_close(struct bdev *bd)
 {
 	if (!bd)
 		return;
+	for (unsigned i = 0; i < bd->nparts; i++)
+		bdev_close(bd->parts[i]);
+	free(bd->parts);
 	if (bd->fd >= 0)
 		close(bd->fd);
 	free(bd->path);
@@ -385,6 +456,8 @@ int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t off)
 
 	if (r)
 		return r;
+	if (bd->nparts)
+		return concat_rw(bd, CONCAT_READ, buf, len, off);
 	off += bd->base;
 	r = rw_raw(bd, false, buf, len, off);
 	if (!r && bd->drop_writes)
@@ -399,6 +472,8 @@ int bdev_write(struct bdev *bd, const void *buf, size_t len, uint64_t off)
 	if (bd->rdonly)
 		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
 	r = check_range(bd, len, off);
+	if (!r && bd->nparts)
+		return concat_rw(bd, CONCAT_WRITE, (uint8_t *)buf, len, off);
 	off += bd->base;
 	if (r || bd->drop_writes)
 		return r ? r : drop_write(bd, buf, len, off);
@@ -410,6 +485,11 @@ int bdev_flush(struct bdev *bd)
 {
 	if (bd->rdonly || bd->drop_writes)
 		return 0;
+	for (unsigned i = 0; i < bd->nparts; i++) {
+		int r = bdev_flush(bd->parts[i]);
+		if (r || i + 1 == bd->nparts)
+			return r;
+	}
 	FAULT_CHECK(bd, false, 0, 0);
 	if (fdatasync(bd->fd) < 0)
 		return ulvm_error(-errno, "%s: flush failed: %s", bd->path, strerror(errno));
@@ -423,6 +503,8 @@ int bdev_discard(struct bdev *bd, uint64_t off, uint64_t len)
 	if (bd->rdonly)
 		return ulvm_error(-EROFS, "%s: opened read-only", bd->path);
 	r = check_range(bd, (size_t)len, off);
+	if (!r && bd->nparts)
+		return concat_rw(bd, CONCAT_DISCARD, NULL, len, off);
 	off += bd->base;
 	if (r || bd->drop_writes)
 		return r;
@@ -447,7 +529,7 @@ void bdev_extent(struct bdev *bd, uint64_t offset, uint64_t end, uint64_t *len, 
 
 	*len = end - offset;
 	*hole = false;
-	if (bd->is_blockdev || bd->drop_writes || offset > (uint64_t)INT64_MAX)
+	if (bd->nparts || bd->is_blockdev || bd->drop_writes || offset > (uint64_t)INT64_MAX)
 		return;
 	data = lseek(bd->fd, (off_t)offset, SEEK_DATA);
 	if (data < 0) {

@@ -32,6 +32,10 @@ struct bdev {
 	bool drop_writes; /* BDEV_DROP_WRITES */
 	uint64_t dev;     /* st_rdev for block devices, st_dev^st_ino otherwise: identity */
 	uint64_t base;    /* bdev_open_slice: added to every offset of bdev_read/write/discard */
+	/* bdev_open_concat: the parts, one after another (fd is -1); dev and base are the
+	 * first part's, so a device that grows by a part at its end keeps its identity. */
+	struct bdev **parts;
+	unsigned nparts;
 };
 
 int bdev_open(const char *path, unsigned flags, struct bdev **out);
@@ -41,6 +45,10 @@ void bdev_close(struct bdev *bd);
  * bdev_flush, bdev_discard), never for the engine: dm-thin's metadata on a linear LV. */
 int bdev_open_slice(const char *path, unsigned flags, uint64_t base, uint64_t size,
                     struct bdev **out);
+/* `n` devices (slices, typically) one after another as one device named `name`, for the
+ * same synchronous calls: a thin pool's metadata on an LV of several segments. Takes the
+ * parts (closed with it, or at once when this fails); read-only if any part is. */
+int bdev_open_concat(const char *name, struct bdev **parts, unsigned n, struct bdev **out);
 
 /* Whole-range I/O: short transfers are retried; a range past the end is -ENOSPC/-EIO. */
 int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t offset);

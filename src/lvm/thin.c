@@ -847,18 +847,13 @@ int ulvm_thin_pool_extend(struct ulvm_vg *vg, struct ulvm_lv *pool, uint64_t dat
 		if (lp) {
 			mp.pvs = lp->pvs;
 			mp.npvs = lp->npvs;
+			mp.alloc = lp->alloc;
 		}
-		/* ulvm's pool opens its metadata as one range of one PV: the new extents must
-		 * follow the last ones (where LVM2's allocator puts them too when they are free).
-		 */
-		mp.alloc = ULVM_ALLOC_CONTIGUOUS;
+		/* As LVM2 allocates it: after the last segment when those extents are free,
+		 * else a new segment wherever the policy finds room (the pool reads its
+		 * metadata through the LV's linear stack). */
 		if ((r = ulvm_lv_resize(vg, meta, metadata_extents, &mp)))
-			return ulvm_error(
-			    r,
-			    "Cannot extend thin pool metadata LV %s/%s: the extents right "
-			    "after it are not free, and ulvm opens a pool's metadata only "
-			    "as one range of one PV",
-			    vg->name, meta->name);
+			return r;
 		if (ulvm_thin_pool_spare(vg) &&
 		    (r = update_spare(vg, meta->le_count, NULL, mp.npvs, mp.pvs)))
 			return r;
@@ -1093,8 +1088,8 @@ int ulvm_thin_check_transaction(struct ulvm_vg *vg, struct ulvm_lv *pool)
 
 /* ---- usage, as lvs shows it ---- */
 
-static int metadata_slice(const struct ulvm_vg *vg, const struct ulvm_lv *meta, const char **path,
-                          uint64_t *off, uint64_t *len);
+static int metadata_bdev(const struct ulvm_vg *vg, const struct ulvm_lv *meta, unsigned flags,
+                         struct bdev **out);
 
 /* Without ulvmd: what the pool's status would say, from its committed superblock and space
  * maps read-only (nothing is built, nothing written). Totals are the tables' sizes: an
@@ -1108,8 +1103,6 @@ static int usage_from_metadata(const struct ulvm_vg *vg, const struct ulvm_lv *l
 	struct thin_sb_info si;
 	struct thin_md *md;
 	struct bdev *bd;
-	const char *path;
-	uint64_t off, len;
 	int r;
 
 	if (!pool)
@@ -1117,13 +1110,12 @@ static int usage_from_metadata(const struct ulvm_vg *vg, const struct ulvm_lv *l
 	ulvm_thin_pool_get(vg, pool, &pi);
 	if (!pi.metadata_lv || !pi.data_lv || !pi.chunk_size)
 		return -EINVAL;
-	if ((r = metadata_slice(vg, pi.metadata_lv, &path, &off, &len)) ||
-	    (r = bdev_open_slice(path, BDEV_RDONLY | BDEV_NO_DIRECT, off, len, &bd)))
+	if ((r = metadata_bdev(vg, pi.metadata_lv, BDEV_RDONLY | BDEV_NO_DIRECT, &bd)))
 		return r;
 	if (!(r = thin_md_open(bd, &o, &md))) {
 		thin_md_get_sb(md, &si);
 		if (lv == pool) {
-			uint64_t nr = MIN(len / 4096, (uint64_t)4161600);
+			uint64_t nr = MIN(bd->size / 4096, (uint64_t)4161600);
 			nr = MAX(nr, si.meta_nr_blocks);
 			u->data_used = si.data_nr_allocated;
 			u->data_total = MAX(si.data_nr_blocks, (uint64_t)pi.data_lv->le_count *
@@ -1237,33 +1229,50 @@ char ulvm_lv_thin_health(const struct ulvm_vg *vg, const struct ulvm_lv *lv, con
 
 /* ---- the checker before activation ---- */
 
-/* Where the pool's metadata LV lies: one range of one PV (the slice the pool target opens). */
-static int metadata_slice(const struct ulvm_vg *vg, const struct ulvm_lv *meta, const char **path,
-                          uint64_t *off, uint64_t *len)
+/* The pool's metadata LV as one synchronous device: its segments' ranges of their PVs, in
+ * order (LVM2 grows a tmeta by segments anywhere in the VG), as the pool's linear stack
+ * maps it. */
+static int metadata_bdev(const struct ulvm_vg *vg, const struct ulvm_lv *meta, unsigned flags,
+                         struct bdev **out)
 {
-	const struct ulvm_seg *s0 = meta->nsegs ? &meta->segs[0] : NULL;
+	struct bdev **parts;
+	size_t n = 0;
+	int r = 0;
 
-	*path = NULL;
-	for (size_t i = 0; i < meta->nsegs; i++) {
+	*out = NULL;
+	if (!meta->nsegs)
+		return ulvm_error(-EINVAL, "Thin pool metadata LV %s/%s is empty", vg->name,
+		                  meta->name);
+	if (!(parts = calloc(meta->nsegs, sizeof(*parts))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < meta->nsegs && !r; i++) {
 		const struct ulvm_seg *s = &meta->segs[i];
 		const struct ulvm_area *a = s->area_count == 1 ? &s->areas[0] : NULL;
 		if (!(s->segtype->flags & SEG_AREAS_STRIPED) || s->stripe_count != 1 || !a ||
-		    a->type != ULVM_AREA_PV || !a->pv->device || a->pv != s0->areas[0].pv ||
-		    a->pe != s0->areas[0].pe + s->start_extent)
-			return ulvm_error(
-			    -EOPNOTSUPP,
-			    "Thin pool metadata LV %s/%s is not one range of one PV: ulvm "
-			    "cannot check or open it yet",
-			    vg->name, meta->name);
+		    a->type != ULVM_AREA_PV || !a->pv->device) {
+			r = ulvm_error(-EOPNOTSUPP,
+			               "Thin pool metadata LV %s/%s: segment %zu is not one range "
+			               "of a present PV: ulvm cannot check or open it",
+			               vg->name, meta->name, i + 1);
+			break;
+		}
+		uint64_t off = (a->pv->pe_start + (uint64_t)a->pe * vg->extent_size) * SECTOR_SIZE;
+		uint64_t len = (uint64_t)s->extent_count * vg->extent_size * SECTOR_SIZE;
+		if (!(r = bdev_open_slice(a->pv->device, flags, off, len, &parts[n])))
+			n++;
 	}
-	if (!s0)
-		return ulvm_error(-EINVAL, "Thin pool metadata LV %s/%s is empty", vg->name,
-		                  meta->name);
-	*path = s0->areas[0].pv->device;
-	*off =
-	    (s0->areas[0].pv->pe_start + (uint64_t)s0->areas[0].pe * vg->extent_size) * SECTOR_SIZE;
-	*len = (uint64_t)meta->le_count * vg->extent_size * SECTOR_SIZE;
-	return 0;
+	if (!r && n == 1) {
+		*out = parts[0];
+	} else if (!r) {
+		char name[300];
+		snprintf(name, sizeof(name), "%s/%s", vg->name, meta->name);
+		r = bdev_open_concat(name, parts, (unsigned)n, out);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			bdev_close(parts[i]);
+	}
+	free(parts);
+	return r;
 }
 
 static void check_quiet(void *arg, bool fatal, const char *line)
@@ -1279,8 +1288,6 @@ int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool)
 	struct thin_check_result res;
 	struct ulvm_thin_pool_info pi;
 	struct bdev *bd;
-	const char *path;
-	uint64_t off = 0, len = 0;
 	uint8_t *b;
 	bool zero = true, needs_check = false;
 	int r;
@@ -1289,8 +1296,7 @@ int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool)
 	if (!pi.metadata_lv)
 		return ulvm_error(-EINVAL, "Thin pool %s/%s has no metadata LV", vg->name,
 		                  pool->name);
-	if ((r = metadata_slice(vg, pi.metadata_lv, &path, &off, &len)) ||
-	    (r = bdev_open_slice(path, BDEV_RDONLY | BDEV_NO_DIRECT, off, len, &bd)))
+	if ((r = metadata_bdev(vg, pi.metadata_lv, BDEV_RDONLY | BDEV_NO_DIRECT, &bd)))
 		return r;
 	/* A new pool's metadata is all zero until the pool formats it: LVM2 skips the check. */
 	if (!(b = bdev_alloc_buffer(4096))) {
@@ -1314,7 +1320,7 @@ int ulvm_thin_pool_check(struct ulvm_vg *vg, const struct ulvm_lv *pool)
 	bdev_close(bd);
 	/* Clean: the flag a metadata error left goes, as LVM2's thin_check
 	 * --clear-needs-check-flag clears it, and the pool loads writable. */
-	if (!r && needs_check && !(r = bdev_open_slice(path, BDEV_NO_DIRECT, off, len, &bd))) {
+	if (!r && needs_check && !(r = metadata_bdev(vg, pi.metadata_lv, BDEV_NO_DIRECT, &bd))) {
 		r = thin_md_set_needs_check_flag(bd, false);
 		bdev_close(bd);
 	}

@@ -1,7 +1,7 @@
 #!/bin/bash
 # lvextend and lvremove of thin pools as LVM2 does them. lvextend --poolmetadatasize grows a
-# pool's metadata LV (in place: ulvm's pool opens its metadata as one range, a growth that
-# cannot follow it is refused) and the spare with it, -L its data LV (LVM2's messages;
+# pool's metadata LV (in place, or in a segment of its own when the extents after it are
+# taken) and the spare with it, -L its data LV (LVM2's messages;
 # extents as LVM2's allocator places them); online: with ulvmd holding the
 # active pool and a thin LV being written over NBD, the pool's status shows the new data
 # and metadata blocks and the data written before reads back. lvremove: a thin LV (asked
@@ -35,20 +35,21 @@ out=$(ulvm lvextend -L +32M $VG/pool 2>/dev/null)
 assert_match 'Size of logical volume e2e142/pool_tdata changed from 64.00 MiB \(16 extents\) to 96.00 MiB \(24 extents\).' "$out"
 assert_match 'Logical volume e2e142/pool successfully resized.' "$out"
 assert_match '/1536$' "$(status | cut -d' ' -f2)" "the active pool has 1536 data blocks"
-# ulvm opens pool metadata as one range: a second growth, now behind the data, is refused
-# before anything changes.
-rc=0; err=$(ulvm lvextend --poolmetadatasize +4M $VG/pool 2>&1) || rc=$?
-assert_eq 5 "$rc" "metadata growth not next to the metadata LV"
-assert_match 'the extents right after it are not free' "$err"
+# a second growth, now behind the data: a segment of its own (e2e 146 has more)
+out=$(ulvm lvextend --poolmetadatasize +4M $VG/pool 2>/dev/null)
+assert_match 'to 12.00 MiB \(3 extents\)' "$out"
+assert_match '^[0-9]+/3072$' "$(status | cut -d' ' -f1)" "the active pool has 3072 metadata blocks"
 assert_eq "$(md5sum <"$T/p.bin")" "$(ulvm dd if=$VG/t1 bs=1M count=6 status=none | md5sum)" \
 	"the data written before the growth"
 ulvm lvs -a --noheadings --segments -o lv_name,seg_pe_ranges $VG | sed "s|$(img a)|PV|" | awk '{$1=$1; print}' >"$T/segs"
 assert_eq "[lvol0_pmspare] PV:0-0
 [lvol0_pmspare] PV:19-19
+[lvol0_pmspare] PV:29-29
 pool pool_tdata:0-23
 [pool_tdata] PV:1-16
 [pool_tdata] PV:20-27
 [pool_tmeta] PV:17-18
+[pool_tmeta] PV:28-28
 t1
 t2" "$(cat "$T/segs")" "extents as LVM2 allocates them"
 

@@ -274,6 +274,60 @@ static void test_no_space(void **state)
 	check_metadata(v->meta);
 }
 
+/* The metadata device as LVM2 grows a tmeta: a linear stack of segments out of order on
+ * the file, then one more segment (reload, resume): the pool reads and writes it through
+ * the stack, its metadata space map grows to the new size, and the metadata put back
+ * together from the segments checks clean. */
+static void test_metadata_segments(void **state)
+{
+	struct tenv *v = *state;
+	struct dm_dev *tmeta, *pool, *thin;
+	uint8_t *b = xbuf(BLOCK), *m = xbuf(3 * MIB);
+	char table[1024], flat[256], *s;
+	FILE *f;
+
+	/* 1 MiB at 2 MiB of the file, then 1 MiB at 0 */
+	snprintf(table, sizeof(table), "0 2048 linear %s 4096\n2048 2048 linear %s 0", v->meta,
+	         v->meta);
+	tmeta = create_dev(v->r, "tmeta", "%s", table);
+	pool = create_dev(v->r, "pool", "0 2048 thin-pool tmeta %s 128 16", v->data);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, "/512 0/16 "));
+	free(s);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 4096 thin pool 1");
+	memset(b, 0x3c, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 3 * BLOCK, BLOCK, b, IO_FUA), 0);
+	/* a third segment: 1 MiB at 1 MiB of the file */
+	snprintf(table, sizeof(table),
+	         "0 2048 linear %s 4096\n2048 2048 linear %s 0\n4096 2048 linear %s 2048", v->meta,
+	         v->meta, v->meta);
+	assert_int_equal(dm_suspend(pool), 0);
+	assert_int_equal(dm_load(tmeta, table), 0);
+	assert_int_equal(dm_resume(tmeta), 0);
+	snprintf(table, sizeof(table), "0 2048 thin-pool tmeta %s 128 16", v->data);
+	assert_int_equal(dm_load(pool, table), 0);
+	assert_int_equal(dm_resume(pool), 0);
+	s = tstatus(pool, DM_STATUS_INFO);
+	assert_non_null(strstr(s, "/768 1/16 "));
+	free(s);
+	memset(b, 0, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_READ, 3 * BLOCK, BLOCK, b, 0), 0);
+	assert_int_equal(b[BLOCK - 1], 0x3c);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 7 * BLOCK, BLOCK, b, IO_FUA), 0);
+	free(b);
+	tenv_close_registry(v);
+	read_file(v->meta, m, MIB, 2 * MIB);
+	read_file(v->meta, m + MIB, MIB, 0);
+	read_file(v->meta, m + 2 * MIB, MIB, MIB);
+	snprintf(flat, sizeof(flat), "%s/flat", v->dir);
+	assert_non_null(f = fopen(flat, "w"));
+	assert_int_equal(fwrite(m, 1, 3 * MIB, f), 3 * MIB);
+	fclose(f);
+	free(m);
+	check_metadata(flat);
+}
+
 /* A metadata device that is not all zero but no superblock either is refused, never
  * formatted over. */
 static void test_not_formatted_over(void **state)
@@ -614,6 +668,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_tables, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_status_messages, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_space, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_metadata_segments, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runs_across_slots, setup, teardown),
