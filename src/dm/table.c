@@ -32,6 +32,7 @@ const struct dm_target_type *const dm_target_types[] = {
     &dm_snapshot_merge_target,
     &dm_thin_pool_target,
     &dm_thin_target,
+    &dm_mirror_target,
     NULL,
 };
 
