@@ -776,8 +776,20 @@ typedef void (*ulvm_pvmove_progress_fn)(void *arg, const struct ulvm_pvmove_prog
 int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progress_fn fn, void *arg,
                     const char *description);
 /* pvmove --abort: segments already moved stay on their new extents, the others on the old
- * ones; the pvmove LV goes (two commits, as finishing). */
+ * ones; the pvmove LV goes (two commits, as finishing). Online: the LVs' devices follow. */
 int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *description);
+/* Online moves (an LV of the move, or the pvmove LV, is active): the copy is ulvmd's, as the
+ * kernel's in LVM2: the pvmove LV's device holds a `mirror` target for the segment being
+ * moved and linear ones for the others, the LVs' devices stack on it. ulvm_pvmove_poll is one
+ * look at it, under the VG's lock (release the lock between looks, as LVM2's polling does):
+ * the devices made what the metadata says (first time, or after a stop), the progress read
+ * from the mirror's status; a segment in sync is committed as moved and the next one loaded,
+ * the last one finishes the move (ulvm_pvmove_run's two commits, the LVs' devices loaded
+ * with their new tables between them, the pvmove LV's device removed). Returns 1 when the
+ * move is finished, 0 while it goes on, or -errno (-ENOTCONN: ulvmd is not running). */
+bool ulvm_pvmove_online(const struct ulvm_vg *vg, const struct ulvm_lv *mirr);
+int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,
+                     const char *description);
 
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's --config for this process: its settings go over lvm.conf's wherever the library

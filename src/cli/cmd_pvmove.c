@@ -1,7 +1,9 @@
 /*
- * pvmove: move the extents of inactive LVs off a PV, as LVM2's pvmove records it (so either
- * tool can resume or abort a move the other started). `pvmove` with no PV goes on with
- * every move in progress (or aborts them, --abort). Progress is printed as LVM2 prints it
+ * pvmove: move the extents of LVs off a PV, as LVM2's pvmove records it (so either tool can
+ * resume or abort a move the other started): of inactive LVs here, of active ones online in
+ * ulvmd (its mirror target copies while the LVs stay in use; this command polls it). `pvmove` with
+ * no PV goes on with every move in progress (or aborts them, --abort). Progress is printed as LVM2
+ * prints it
  * ("  /dev/sda: Moved: 42.00%") every --interval seconds and at the end.
  *
  * Test hook: ULVM_TEST_PVMOVE_KILL="bytes:N" or "commits:N" kills the command (SIGKILL,
@@ -87,22 +89,68 @@ struct pvmove_args {
 	unsigned interval;
 };
 
-/* Go on with (or abort) move `mirr` of `vg`. */
-static int continue_move(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *mirr,
+/* An online move: looks at it in ulvmd (ulvm_pvmove_poll) until it is finished, the VG's lock
+ * released between them as LVM2's polling does (so other commands run meanwhile); a look
+ * every 0.2 s, the progress printed every --interval seconds. *vgp is open again at the end
+ * (NULL if it could not be reopened). */
+static int poll_online(struct cli *c, struct ulvm_vg **vgp, const char *mirr_name,
+                       struct progress *pr)
+{
+	struct ulvm_pvmove_progress p = {0};
+	char *vg_name = strdup((*vgp)->name), *name = strdup(mirr_name);
+	int r = 0;
+
+	if (!vg_name || !name) {
+		free(vg_name);
+		free(name);
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	for (;;) {
+		struct ulvm_lv *mirr = ulvm_lv_find(*vgp, name);
+		struct timespec pause = {0, 200 * 1000 * 1000};
+
+		if (!mirr || !ulvm_strlist_has(&mirr->status, "PVMOVE")) /* finished meanwhile */
+			break;
+		if ((r = ulvm_pvmove_poll(*vgp, mirr, &p, cli_description(c))) < 0)
+			break;
+		on_progress(pr, &p);
+		if (r == 1) {
+			r = 0;
+			break;
+		}
+		ulvm_vg_close(*vgp);
+		*vgp = NULL;
+		nanosleep(&pause, NULL);
+		if ((r = ulvm_vg_open(c->ctx, vg_name, ULVM_LOCK_WRITE, vgp)))
+			break;
+	}
+	free(vg_name);
+	free(name);
+	return r;
+}
+
+/* Go on with (or abort) move `mirr` of *vgp (which an online move closes and opens again). */
+static int continue_move(struct cli *c, struct ulvm_vg **vgp, struct ulvm_lv *mirr,
                          const struct pvmove_args *a)
 {
 	const struct ulvm_pv *src = ulvm_pvmove_source(mirr);
 	struct progress pr = {.pv = src && src->device ? src->device : mirr->name,
 	                      .interval = a->interval,
 	                      .quiet = c->quiet};
+	char pv[4096];
 	int r;
 
+	snprintf(pv, sizeof(pv), "%s", pr.pv);
+	pr.pv = pv;
 	if (a->abort)
-		r = ulvm_pvmove_abort(vg, mirr, cli_description(c));
+		r = ulvm_pvmove_abort(*vgp, mirr, cli_description(c));
 	else {
 		kill_hook(&pr);
 		pr.last = now_s();
-		r = ulvm_pvmove_run(vg, mirr, on_progress, &pr, cli_description(c));
+		if (ulvm_pvmove_online(*vgp, mirr))
+			r = poll_online(c, vgp, mirr->name, &pr);
+		else
+			r = ulvm_pvmove_run(*vgp, mirr, on_progress, &pr, cli_description(c));
 		if (!r && !c->quiet) {
 			struct ulvm_pvmove_progress done = {.done = 1, .total = 1};
 			print_progress(&pr, &done);
@@ -128,8 +176,8 @@ static int continue_all(struct cli *c, const struct pvmove_args *a)
 			continue;
 		}
 		/* One at a time: each finishing commit changes the VG's list of LVs. */
-		while (ulvm_pvmove_list(vg, NULL, m, 1)) {
-			if (continue_move(c, vg, m[0], a) != ECMD_PROCESSED) {
+		while (vg && ulvm_pvmove_list(vg, NULL, m, 1)) {
+			if (continue_move(c, &vg, m[0], a) != ECMD_PROCESSED) {
 				rc = ECMD_FAILED;
 				break;
 			}
@@ -308,7 +356,7 @@ int cmd_pvmove(struct cli *c, int argc, char **argv)
 		ulvm_vg_close(vg);
 		return cli_fail(-errno);
 	}
-	rc = continue_move(c, vg, mirr, &a);
+	rc = continue_move(c, &vg, mirr, &a);
 	ulvm_vg_close(vg);
 	return rc;
 }

@@ -416,6 +416,156 @@ static uint32_t region_size_for(const struct ulvm_vg *vg, const struct ulvm_lv *
 	return PVMOVE_REGION_SIZE;
 }
 
+/* ---- online moves: the copy runs in ulvmd ---- */
+
+static bool daemon_runs(void)
+{
+	return ulvm_control_call("ping", NULL, NULL, NULL) == 0;
+}
+
+/* An active LV's extents move online, through ulvmd's mirror target; without ulvmd nothing
+ * could copy them while another process writes them (or see the new tables). */
+static int online_allowed(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char dm[300], who[300];
+
+	if (!ulvm_lv_active(vg, lv) || daemon_runs())
+		return 0;
+	ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+	if (ulvm_active_owner(dm, who, sizeof(who)))
+		return ulvm_error(-EBUSY,
+		                  "Logical volume %s/%s is active and open in %s: ulvm moves the "
+		                  "extents of active LVs online through ulvmd only (start `ulvm "
+		                  "serve`, or close and deactivate it)",
+		                  vg->name, lv->name, who);
+	return ulvm_error(-EBUSY,
+	                  "Logical volume %s/%s is active: ulvm moves the extents of active LVs "
+	                  "online through ulvmd only (start `ulvm serve`, or deactivate it)",
+	                  vg->name, lv->name);
+}
+
+static bool lv_uses(const struct ulvm_lv *lv, const struct ulvm_lv *mirr)
+{
+	for (size_t s = 0; s < lv->nsegs; s++)
+		for (uint32_t a = 0; a < lv->segs[s].area_count; a++)
+			if (lv->segs[s].areas[a].type == ULVM_AREA_LV &&
+			    !strcmp(lv->segs[s].areas[a].lv_name, mirr->name))
+				return true;
+	return false;
+}
+
+bool ulvm_pvmove_online(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	if (ulvm_lv_active(vg, mirr))
+		return true;
+	for (size_t i = 0; i < vg->nlvs; i++)
+		if (vg->lvs[i] != mirr && lv_uses(vg->lvs[i], mirr) &&
+		    ulvm_lv_active(vg, vg->lvs[i]))
+			return true;
+	return false;
+}
+
+/* The active LVs whose tables name `mirr` (as the metadata has them now, or had them when
+ * `users` was filled before a change). */
+struct users {
+	struct ulvm_lv **v;
+	size_t n;
+};
+
+static int collect_users(const struct ulvm_vg *vg, const struct ulvm_lv *mirr, struct users *u)
+{
+	u->v = calloc(vg->nlvs + 1, sizeof(*u->v));
+	u->n = 0;
+	if (!u->v)
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (size_t i = 0; i < vg->nlvs; i++)
+		if (vg->lvs[i] != mirr && lv_uses(vg->lvs[i], mirr) &&
+		    ulvm_lv_active(vg, vg->lvs[i]))
+			u->v[u->n++] = vg->lvs[i];
+	return 0;
+}
+
+/* Make the devices of the move what the metadata says, as LVM2 reloads them: the LVs that
+ * changed are suspended, then the pvmove LV's device is created, or suspended, loaded and
+ * resumed, then the LVs are loaded and resumed. With `drop_mirr`, the pvmove LV's device is
+ * removed once no LV's table names it. */
+static int apply_tables(struct ulvm_vg *vg, struct ulvm_lv *mirr, const struct users *u,
+                        bool drop_mirr)
+{
+	char mname[300], muuid[ULVM_DM_UUID_LEN], *mtable = NULL, *mlive = NULL;
+	char **lt = calloc(u->n + 1, sizeof(*lt));
+	bool *change = calloc(u->n + 1, sizeof(*change)), *susp = calloc(u->n + 1, sizeof(*susp));
+	bool mactive, mchange = false, any = false;
+	int r = 0;
+
+	if (!lt || !change || !susp) {
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto out;
+	}
+	ulvm_lv_dm_name(vg->name, mirr->name, mname, sizeof(mname));
+	ulvm_lv_dm_uuid(vg, mirr, muuid, sizeof(muuid));
+	mactive = ulvm_active_exists(mname);
+	if (!drop_mirr) {
+		if ((r = ulvm_lv_table(vg, mirr, &mtable)))
+			goto out;
+		if (mactive && (r = ulvm_active_info(mname, &mlive, NULL, NULL)))
+			goto out;
+		mchange = !mactive || strcmp(mlive, mtable);
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		char dm[300], *live = NULL;
+		ulvm_lv_dm_name(vg->name, u->v[i]->name, dm, sizeof(dm));
+		if ((r = ulvm_lv_table(vg, u->v[i], &lt[i])) ||
+		    (r = ulvm_active_info(dm, &live, NULL, NULL)))
+			goto out;
+		change[i] = strcmp(live, lt[i]) != 0;
+		any |= change[i];
+		free(live);
+	}
+	/* Every LV on the move is suspended around a change of the pvmove LV's table (LVM2:
+	 * suspending the LVs suspends what they stack on). */
+	for (size_t i = 0; i < u->n && !r; i++) {
+		char dm[300];
+		if (!change[i] && !mchange)
+			continue;
+		ulvm_lv_dm_name(vg->name, u->v[i]->name, dm, sizeof(dm));
+		if (!(r = ulvm_active_suspend(dm, true)))
+			susp[i] = true;
+	}
+	if (!r && mchange && !mactive)
+		r = ulvm_active_create_uuid(vg->ctx, mname, muuid, mtable);
+	else if (!r && mchange) {
+		if (!(r = ulvm_active_suspend(mname, true))) {
+			r = ulvm_active_load(vg->ctx, mname, mtable);
+			int e = ulvm_active_suspend(mname, false);
+			r = r ? r : e;
+		}
+	}
+	for (size_t i = 0; i < u->n; i++) {
+		char dm[300];
+		int e = 0;
+		ulvm_lv_dm_name(vg->name, u->v[i]->name, dm, sizeof(dm));
+		if (!r && change[i])
+			e = ulvm_active_load(vg->ctx, dm, lt[i]);
+		if (susp[i]) {
+			int e2 = ulvm_active_suspend(dm, false);
+			e = e ? e : e2;
+		}
+		r = r ? r : e;
+	}
+	if (!r && drop_mirr && mactive)
+		r = ulvm_active_remove(vg->ctx, mname);
+out:
+	for (size_t i = 0; lt && i < u->n; i++)
+		free(lt[i]);
+	free(lt);
+	free(change);
+	free(susp);
+	free(mtable);
+	free(mlive);
+	return r;
+}
+
 /* ---- setup ---- */
 
 static void lv_unlink_last(struct ulvm_vg *vg)
@@ -645,13 +795,8 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 		}
 		if ((r = layer_lv(lv, src, &srange, mirr, &changed)))
 			goto out;
-		if (changed && ulvm_lv_active(vg, lv)) {
-			r = ulvm_error(-EBUSY,
-			               "Logical volume %s/%s is active: ulvm moves the extents of "
-			               "inactive LVs only (deactivate it first)",
-			               vg->name, lv->name);
+		if (changed && (r = online_allowed(vg, lv)))
 			goto out;
-		}
 		if (changed && (r = status_add_locked(&lv->status)))
 			goto out;
 		any |= changed;
@@ -874,12 +1019,21 @@ void pvmove_remove_lv(struct ulvm_vg *vg, struct ulvm_lv *mirr)
 	vg_update_derived(vg);
 }
 
-/* The two commits that end a move (finish or abort). */
+/* The two commits that end a move (finish or abort). Online, between them, the LVs' devices
+ * are loaded with their tables on the legs kept (a segment being moved is in sync, or its
+ * old leg is kept: either leg read holds the data) and the pvmove LV's device goes. */
 static int end_move(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *description)
 {
+	bool online = ulvm_pvmove_online(vg, mirr);
+	struct users u = {0};
 	int r;
 
-	if ((r = pvmove_detach(vg, mirr)) || (r = vg_write_commit(vg, description)))
+	if (online && (r = collect_users(vg, mirr, &u)))
+		return r;
+	if (!(r = pvmove_detach(vg, mirr)) && !(r = vg_write_commit(vg, description)) && online)
+		r = apply_tables(vg, mirr, &u, true);
+	free(u.v);
+	if (r)
 		return r;
 	pvmove_remove_lv(vg, mirr);
 	return vg_write_commit(vg, description);
@@ -895,6 +1049,11 @@ int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progre
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)) ||
 	    (r = ulvm_vg_require_complete(vg)))
 		return r;
+	if (ulvm_pvmove_online(vg, mirr))
+		return ulvm_error(-EBUSY,
+		                  "%s/%s moves extents of active LVs: it runs in ulvmd "
+		                  "(ulvm_pvmove_poll)",
+		                  vg->name, mirr->name);
 	for (size_t s = 0; s < mirr->nsegs; s++) {
 		const struct ulvm_seg *seg = &mirr->segs[s];
 		p.total += (uint64_t)seg->extent_count * vg->extent_size;
@@ -931,5 +1090,110 @@ int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *desc
 
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)))
 		return r;
+	if (ulvm_pvmove_online(vg, mirr) && !daemon_runs())
+		return ulvm_error(
+		    -ENOTCONN,
+		    "%s/%s moves extents of active LVs and ulvmd is not running: start "
+		    "`ulvm serve` first",
+		    vg->name, mirr->name);
 	return end_move(vg, mirr, description);
+}
+
+/* "<start> <len> mirror 2 <dev0> <dev1> N/M 1 AA 1 core": the status line of the mirror target
+ * at `start` (sectors) of `status`: N, M and whether a leg's letter is not A. */
+static int mirror_sync(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
+                       bool *failed)
+{
+	for (const char *line = status; line && *line;) {
+		const char *nl = strchr(line, '\n');
+		unsigned long long st, len, a, b;
+		unsigned legs;
+		char health[16];
+		int n = 0;
+
+		if (sscanf(line, "%llu %llu mirror %u %n", &st, &len, &legs, &n) == 3 && n &&
+		    st == start && legs >= 2 && legs < sizeof(health)) {
+			const char *p = line + n;
+			for (unsigned i = 0; i < legs && p; i++) { /* the legs' names */
+				p = strchr(p, ' ');
+				p = p ? p + 1 : NULL;
+			}
+			if (!p || sscanf(p, "%llu/%llu 1 %15s", &a, &b, health) != 3 || !b ||
+			    strlen(health) != legs)
+				break;
+			*in_sync = a;
+			*regions = b;
+			*failed = strspn(health, "A") != legs;
+			return 0;
+		}
+		line = nl ? nl + 1 : NULL;
+	}
+	return ulvm_error(-EIO, "ABORTING: Mirror percentage check failed.");
+}
+
+int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,
+                     const char *description)
+{
+	char mname[300], *status = NULL;
+	uint64_t es = vg->extent_size, in_sync = 0, regions = 1;
+	struct users u = {0};
+	size_t run = mirr->nsegs, last = 0;
+	bool failed = false;
+	int r;
+
+	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)) ||
+	    (r = ulvm_vg_require_complete(vg)))
+		return r;
+	if (!daemon_runs())
+		return ulvm_error(
+		    -ENOTCONN,
+		    "%s/%s moves extents of active LVs and ulvmd is not running: the "
+		    "move goes on once it runs again (`ulvm serve`, then `ulvm pvmove`)",
+		    vg->name, mirr->name);
+	p->total = p->done = 0;
+	for (size_t s = 0; s < mirr->nsegs; s++) {
+		const struct ulvm_seg *seg = &mirr->segs[s];
+		p->total += seg->extent_count * es;
+		if (seg_moved(seg) >= seg->extent_count)
+			p->done += seg->extent_count * es;
+		else {
+			run = MIN(run, s);
+			last = s;
+		}
+	}
+	if (run == mirr->nsegs) /* every segment moved (a stop before the end): finish */
+		return (r = end_move(vg, mirr, description)) ? r : 1;
+	if ((r = collect_users(vg, mirr, &u)))
+		return r;
+	r = apply_tables(vg, mirr, &u, false);
+	free(u.v);
+	if (r)
+		return r;
+	ulvm_lv_dm_name(vg->name, mirr->name, mname, sizeof(mname));
+	if ((r = ulvm_active_status(mname, &status)))
+		return r;
+	r = mirror_sync(status, mirr->segs[run].start_extent * es, &in_sync, &regions, &failed);
+	free(status);
+	if (r)
+		return r;
+	if (failed)
+		return ulvm_error(-EIO, "%s/%s: a leg of the mirror failed: ABORTING", vg->name,
+		                  mirr->name);
+	p->done += mirr->segs[run].extent_count * es * MIN(in_sync, regions) / regions;
+	if (in_sync < regions)
+		return 0;
+	/* The segment is on both legs and stays so (writes go to both): it is moved. */
+	if ((r = pvmove_segment_moved(vg, mirr, run)))
+		return r;
+	if (run == last) /* as LVM2: the last one's completion goes with the finishing commit */
+		return (r = end_move(vg, mirr, description)) ? r : 1;
+	if ((r = vg_write_commit(vg, description)))
+		return r;
+	p->commits++;
+	/* The next segment runs as the mirror now. */
+	if ((r = collect_users(vg, mirr, &u)))
+		return r;
+	r = apply_tables(vg, mirr, &u, false);
+	free(u.v);
+	return r;
 }

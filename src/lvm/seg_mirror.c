@@ -3,8 +3,10 @@
  * (`pvmove0`, one leg on the old PV and one on the new) and old-style mirrors. Every key is
  * kept and written back untouched; the legs listed in `mirrors` ("pv"/LV, first extent
  * pairs, each leg covering the whole segment) are its areas, so the extents a pvmove
- * copies into are not free.
+ * copies into are not free. A pvmove LV's segments activate as LVM2 loads them (a mirror
+ * target for the segment being moved, linear for the others).
  */
+#include <errno.h>
 #include <string.h>
 
 #include "segtype.h"
@@ -41,10 +43,62 @@ static void mirror_report(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 	seg_report_kind(info, 'm');
 }
 
+static uint32_t moved_of(const struct ulvm_seg *seg)
+{
+	int64_t v = 0;
+
+	return kept_int(seg, "extents_moved", &v) && v > 0 ? (uint32_t)v : 0;
+}
+
+/* A pvmove LV's segment, as LVM2's _mirrored_add_target_line loads it: one segment runs as a
+ * mirror at a time (the first not moved yet), those before it are linear on their new leg,
+ * those after it linear on their old one. The region size is LVM2's default (2 MiB), less
+ * when the segment is smaller (the largest power of two in it). Other mirrors: not yet. */
+static int mirror_target_line(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
+                              const struct ulvm_seg *seg, struct strbuf *sb)
+{
+	uint64_t es = vg->extent_size, len = (uint64_t)seg->extent_count * es;
+	bool running = false;
+	uint32_t region = 4096;
+
+	if (!ulvm_strlist_has(&lv->status, "PVMOVE") || seg->area_count != 2 ||
+	    seg->areas[0].type != ULVM_AREA_PV || seg->areas[1].type != ULVM_AREA_PV)
+		return ulvm_error(-EOPNOTSUPP, "LV %s/%s: ulvm cannot activate mirror segments yet",
+		                  vg->name, lv->name);
+	for (uint32_t a = 0; a < 2; a++)
+		if (!seg->areas[a].pv->device || seg->areas[a].pv->missing)
+			return ulvm_error(-ENODEV, "LV %s/%s: PV %s is missing", vg->name, lv->name,
+			                  seg->areas[a].pv->key);
+	if (moved_of(seg) < seg->extent_count) {
+		running = true;
+		for (size_t s = 0; s < lv->nsegs && &lv->segs[s] != seg; s++)
+			if (moved_of(&lv->segs[s]) < lv->segs[s].extent_count)
+				running = false; /* an earlier one runs */
+	}
+	if (!running) {
+		const struct ulvm_area *ar = &seg->areas[moved_of(seg) >= seg->extent_count];
+		sb_puts(sb, "linear ");
+		seg_put_pv_device(sb, ar->pv);
+		sb_printf(sb, " %llu", (unsigned long long)(ar->pv->pe_start + ar->pe * es));
+		return 0;
+	}
+	while (region > len)
+		region >>= 1;
+	sb_printf(sb, "mirror core 1 %u 2", region);
+	for (uint32_t a = 0; a < 2; a++) {
+		sb_putc(sb, ' ');
+		seg_put_pv_device(sb, seg->areas[a].pv);
+		sb_printf(sb, " %llu",
+		          (unsigned long long)(seg->areas[a].pv->pe_start + seg->areas[a].pe * es));
+	}
+	return 0;
+}
+
 const struct ulvm_segtype segtype_mirror = {
     .name = "mirror",
     .text_import = mirror_import,
     .text_export = mirror_export,
     .area_len = seg_whole_area_len,
     .report = mirror_report,
+    .add_target_line = mirror_target_line,
 };

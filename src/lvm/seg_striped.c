@@ -120,7 +120,7 @@ static uint32_t striped_area_len(const struct ulvm_seg *seg)
 }
 
 /* Lower devices as `dmsetup table` names them: MAJ:MIN for block devices, else the path. */
-static void put_lower(struct strbuf *sb, const struct ulvm_pv *pv)
+void seg_put_pv_device(struct strbuf *sb, const struct ulvm_pv *pv)
 {
 	struct stat st;
 
@@ -138,10 +138,7 @@ static int striped_target_line(const struct ulvm_vg *vg, const struct ulvm_lv *l
 	for (uint32_t a = 0; a < seg->stripe_count; a++) {
 		const struct ulvm_area *ar = &seg->areas[a];
 		if (ar->type != ULVM_AREA_PV)
-			return ulvm_error(
-			    -EOPNOTSUPP,
-			    "LV %s/%s: segments stacked on LV %s are not supported yet", vg->name,
-			    lv->name, ar->lv_name);
+			continue; /* stacked on an LV of the VG (pvmove's): its device */
 		if (!ar->pv->device || ar->pv->missing)
 			return ulvm_error(-ENODEV, "LV %s/%s: PV %s is missing", vg->name, lv->name,
 			                  ar->pv->key);
@@ -153,7 +150,13 @@ static int striped_target_line(const struct ulvm_vg *vg, const struct ulvm_lv *l
 	for (uint32_t a = 0; a < seg->stripe_count; a++) {
 		const struct ulvm_area *ar = &seg->areas[a];
 		sb_putc(sb, ' ');
-		put_lower(sb, ar->pv);
+		if (ar->type == ULVM_AREA_LV) {
+			char dm[300];
+			ulvm_lv_dm_name(vg->name, ar->lv_name, dm, sizeof(dm));
+			sb_printf(sb, "%s %llu", dm, (unsigned long long)((uint64_t)ar->pe * es));
+			continue;
+		}
+		seg_put_pv_device(sb, ar->pv);
 		sb_printf(sb, " %llu",
 		          (unsigned long long)(ar->pv->pe_start + (uint64_t)ar->pe * es));
 	}

@@ -105,6 +105,10 @@ extern const struct ulvm_segtype segtype_kept;      /* seg_kept.c */
 int seg_striped_init(struct ulvm_seg *seg, uint32_t le, uint32_t extents, uint32_t stripes,
                      uint32_t stripe_size);
 
+/* seg_striped.c: a PV's device as `dmsetup table` names it (MAJ:MIN of a block device, else
+ * its path). */
+void seg_put_pv_device(struct strbuf *sb, const struct ulvm_pv *pv);
+
 /* seg_kept.c: for modules that interpret a kept segment read-only. Every key but the common
  * ones is kept (written back untouched); these read them. */
 int kept_text_import(struct importer *im, const char *obj, const struct cfg_node *sec,

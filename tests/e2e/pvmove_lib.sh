@@ -65,3 +65,11 @@ for s in sorted(seen):
     print(s, ' '.join(parts) or '-', 'locked=' + ','.join(locked))
 PY
 }
+
+# dms ARGS...: ulvm dmsetup (it takes no --devices), sanitizer lines moved as ulvm() does.
+dms() {
+	local rc=0
+	"$ULVM" dmsetup "$@" 2>"$T/.dms.err" || rc=$?
+	_san_filter "ulvm dmsetup $*" <"$T/.dms.err" >&2
+	return $rc
+}

@@ -1056,7 +1056,7 @@ static void test_bad_tables(void **state)
 	    {"# nothing\n\n   \n\t# more\n", -EINVAL, "table has no targets"},
 	    {"# c\n\n0 8 zero \n  # indented comment\n8 8 bogus", -EINVAL,
 	     "table line 5: unknown target type bogus"},
-	    {"0 8 mirror core 1", -EINVAL, "table line 1: unknown target type mirror"},
+	    {"0 8 raid1 core 1", -EINVAL, "table line 1: unknown target type raid1"},
 	    {"0", -EINVAL,
 	     "table line 1: missing length (expected: start length type [arguments])"},
 	    {"0 8", -EINVAL,

@@ -409,6 +409,35 @@ static void test_finish_and_abort(void **state)
 	}
 }
 
+/* The tables of an online move, as LVM2 loads them: pvmove0 a mirror for its first segment
+ * not moved (region 2 MiB, less for a smaller segment), linear on the new leg before it and on
+ * the old leg after it; the LVs linear over pvmove0's device. */
+static void test_tables(void **state)
+{
+	struct ulvm_vg *vg = vg_linear(2048, 2, 10, "a=0@0+3,0@5+2 b=0@3+1");
+	struct ulvm_lv *m;
+	char *t = NULL;
+
+	(void)state;
+	m = plan_ok(vg, "/dev/pv0", NULL, 0, NULL, ULVM_ALLOC_NORMAL);
+	assert_int_equal(ulvm_lv_table(vg, m, &t), 0);
+	assert_string_equal(t, "0 6144 mirror core 1 4096 2 /dev/pv0 2048 /dev/pv1 2048\n"
+	                       "6144 4096 linear /dev/pv0 12288\n"
+	                       "10240 2048 linear /dev/pv0 8192\n");
+	free(t);
+	assert_int_equal(pvmove_segment_moved(vg, m, 0), 0);
+	assert_int_equal(pvmove_segment_moved(vg, m, 1), 0);
+	assert_int_equal(ulvm_lv_table(vg, m, &t), 0);
+	assert_string_equal(t, "0 6144 linear /dev/pv1 2048\n"
+	                       "6144 4096 linear /dev/pv1 8192\n"
+	                       "10240 2048 mirror core 1 2048 2 /dev/pv0 8192 /dev/pv1 12288\n");
+	free(t);
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "a"), &t), 0);
+	assert_string_equal(t, "0 6144 linear mv-pvmove0 0\n6144 4096 linear mv-pvmove0 6144\n");
+	free(t);
+	vg_free(vg);
+}
+
 /* LVM2's messages for what it refuses; a second move takes the next name and skips
  * LOCKED LVs. */
 static void test_refusals_and_second_move(void **state)
@@ -463,6 +492,7 @@ int main(void)
 	    cmocka_unit_test(test_finish_and_abort),
 	    cmocka_unit_test(test_refusals_and_second_move),
 	    cmocka_unit_test(test_region_size),
+	    cmocka_unit_test(test_tables),
 	};
 
 	setenv("ULVM_RUN_DIR", "/nonexistent-ulvm-test-run", 1);

@@ -486,9 +486,13 @@ static void test_activation(void **state)
 	assert_string_equal(table, "0 65536 striped 2 128 /nonexistent/pv0 83968 "
 	                           "/nonexistent/pv1 2048\n");
 	free(table);
-	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "moved"), &table), -EOPNOTSUPP);
+	/* An LV stacked on pvmove0 names its device; pvmove0 without PVMOVE in its status is
+	 * an old-style mirror, which ulvm does not activate. */
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "moved"), &table), 0);
+	assert_string_equal(table, "0 40960 linear stvg-pvmove0 0\n");
+	free(table);
+	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "pvmove0"), &table), -EOPNOTSUPP);
 	assert_null(table);
-	assert_non_null(strstr(ulvm_last_error(), "stacked on LV pvmove0"));
 	/* A pool with thin LVs: its own device is a linear over the "-tpool" layer. */
 	assert_int_equal(ulvm_lv_table(vg, ulvm_lv_find(vg, "pool"), &table), 0);
 	assert_string_equal(table, "0 65536 linear stvg-pool-tpool 0\n");
