@@ -1128,7 +1128,10 @@ static int mirror_sync(const char *status, uint64_t start, uint64_t *in_sync, ui
 		}
 		line = nl ? nl + 1 : NULL;
 	}
-	return ulvm_error(-EIO, "ABORTING: Mirror percentage check failed.");
+	return ulvm_error(-EIO,
+	                  "ABORTING: Mirror percentage check failed (no mirror at sector %llu "
+	                  "in status \"%s\").",
+	                  (unsigned long long)start, status);
 }
 
 int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,
