@@ -17,6 +17,11 @@
  * Deferred work sits on its own FIFO and runs at the start of each round of a poll, so the
  * I/O it submits is issued in the same round.
  *
+ * A READ/WRITE longer than piece_bytes goes down in pieces (in_pieces): engine_issued counts
+ * the bytes prepared, engine_pieces the SQEs in flight, engine_token the bytes done; the SQE's
+ * user_data is the request with PIECE_TAG set. It stays at the head of the queue until its
+ * last piece is prepared (a ring too small takes it in waves).
+ *
  * AUTO picks io_uring for block devices and O_DIRECT files, except on memory file systems:
  * tmpfs takes O_DIRECT since Linux 6.6 yet stays a page cache, where pread is the faster.
  * The ring never holds more than queue_depth requests (its CQ cannot overflow); the rest
@@ -60,6 +65,7 @@ struct io_engine {
 	unsigned depth;                    /* most requests in the ring at once */
 	enum io_method method;             /* as asked for */
 	bool no_rwf_dsync;                 /* pwritev2(RWF_DSYNC) unsupported: pwrite+fdatasync */
+	uint64_t piece_bytes;              /* larger READ/WRITEs go down in pieces (io_uring) */
 	void *zero_buf;                    /* last-resort WRITE_ZEROES, allocated on first use */
 #ifdef HAVE_LIBURING
 	struct {
@@ -69,6 +75,8 @@ struct io_engine {
 	bool have_ring;
 	int event_fd;           /* io_engine_event_fd(): -1 until asked for */
 	unsigned ring_inflight; /* SQEs prepared whose CQE is not yet reaped */
+	unsigned ring_pieces;   /* of those, pieces of requests in pieces */
+	unsigned ring_split;    /* requests in pieces, from their first piece to their end */
 	struct io_uring ring;
 #endif
 };
@@ -428,6 +436,86 @@ static bool ring_op(const struct io_req *req)
 	return !req->bd->is_blockdev || (req->op != IO_OP_DISCARD && req->op != IO_OP_WRITE_ZEROES);
 }
 
+/* A READ or WRITE of one buffer, long enough to go down in pieces in flight together: the
+ * device sees queue depth, and page-cache copies run on several of the kernel's workers at
+ * once, as the kernel's block layer and qemu split a large request. */
+static bool in_pieces(const struct io_engine *e, const struct io_req *req)
+{
+	return (req->op == IO_OP_READ || req->op == IO_OP_WRITE) && !req->iovcnt &&
+	       !req->engine_whole && req->len > e->piece_bytes;
+}
+
+/* The ring for `req`: what use_ring says for its device, and for a page-cache device also a
+ * request that goes down in pieces (the kernel's workers copy them in parallel; a small one
+ * stays with pread, which is the faster there). */
+static bool ring_for(struct io_engine *e, const struct io_req *req)
+{
+	if (use_ring(e, req->bd))
+		return ring_op(req);
+	return e->have_ring && e->method != IO_METHOD_SYNC && !req->bd->direct &&
+	       in_pieces(e, req) && !bdev_fault_armed();
+}
+
+/* user_data of a piece's SQE: the request's address with this bit set (requests are
+ * 8-byte aligned). */
+#define PIECE_TAG 1u
+
+/* Prepare the SQE of the next piece of `req`; false when the SQ ring is full. A piece of a
+ * page-cache file goes straight to a worker (IOSQE_ASYNC): inline, the pieces would be
+ * copied one after the other by this thread. */
+static bool ring_prep_piece(struct io_engine *e, struct io_req *req)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&e->ring);
+	uint64_t at = req->engine_issued;
+	unsigned n = (unsigned)MIN(req->len - at, MIN(e->piece_bytes, (uint64_t)RW_CHUNK));
+	uint8_t *p = (uint8_t *)req->buf + at;
+
+	if (!sqe)
+		return false;
+	if (req->op == IO_OP_READ) {
+		io_uring_prep_read(sqe, req->bd->fd, p, n, req->offset + at);
+	} else {
+		io_uring_prep_write(sqe, req->bd->fd, p, n, req->offset + at);
+		if (req->flags & IO_FUA)
+			sqe->rw_flags = RWF_DSYNC;
+	}
+	if (!req->bd->direct)
+		sqe->flags |= IOSQE_ASYNC;
+	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)req | PIECE_TAG);
+	if (!at)
+		e->ring_split++;
+	e->ring_pieces++;
+	req->engine_issued += n;
+	req->engine_pieces++;
+	e->ring_inflight++;
+	return true;
+}
+
+/* A piece's CQE. The request finishes when its last piece does: with the first error, or
+ * whole; a piece that came back short or interrupted sends the request down once more,
+ * unsplit, where short transfers are resumed (rewriting what a piece wrote is harmless:
+ * the buffer is the same until the request completes). */
+static void piece_done(struct io_engine *e, struct io_req *req, int res)
+{
+	e->ring_inflight--;
+	e->ring_pieces--;
+	req->engine_pieces--;
+	if (res > 0)
+		req->engine_token += (uint64_t)res;
+	else if (res < 0 && res != -EINTR && res != -EAGAIN && !req->engine_error)
+		req->engine_error = res;
+	if (req->engine_pieces || req->engine_issued < req->len)
+		return; /* pieces still in flight, or still to issue (it is queued) */
+	e->ring_split--;
+	if (req->engine_error || req->engine_token == req->len) {
+		finish(e, req, req->engine_error);
+		return;
+	}
+	req->engine_token = 0;
+	req->engine_whole = true;
+	queue_push_front(e, req);
+}
+
 /* Prepare one SQE for `req` (or the rest of it); false when the SQ ring is full. */
 static bool ring_prep(struct io_engine *e, struct io_req *req)
 {
@@ -530,7 +618,13 @@ static void ring_reap(struct io_engine *e)
 
 	io_uring_for_each_cqe(&e->ring, head, cqe)
 	{
-		ring_done(e, io_uring_cqe_get_data(cqe), cqe->res);
+		uint64_t data = io_uring_cqe_get_data64(cqe);
+
+		if (data & PIECE_TAG)
+			piece_done(e, (struct io_req *)(uintptr_t)(data & ~(uint64_t)PIECE_TAG),
+			           cqe->res);
+		else
+			ring_done(e, (struct io_req *)(uintptr_t)data, cqe->res);
 		n++;
 	}
 	io_uring_cq_advance(&e->ring, n);
@@ -572,9 +666,17 @@ static void issue(struct io_engine *e, bool run_sync)
 		struct io_req *req = *pp;
 
 #ifdef HAVE_LIBURING
-		if (use_ring(e, req->bd) && ring_op(req)) {
-			if (e->ring_inflight >= e->depth || !ring_prep(e, req))
+		if (ring_for(e, req)) {
+			if (in_pieces(e, req)) {
+				while (req->engine_issued < req->len &&
+				       e->ring_inflight < e->depth && ring_prep_piece(e, req))
+					;
+				if (req->engine_issued < req->len)
+					break; /* ring full: the rest of it, and what follows, later
+					        */
+			} else if (e->ring_inflight >= e->depth || !ring_prep(e, req)) {
 				break; /* ring full */
+			}
 			queue_unlink(e, pp);
 			continue;
 		}
@@ -721,6 +823,11 @@ int io_engine_new(const struct io_engine_opts *opts, struct io_engine **out)
 	e->method = opts ? opts->method : IO_METHOD_AUTO;
 	e->depth = opts && opts->queue_depth ? opts->queue_depth : DEFAULT_DEPTH;
 	e->depth = MIN(e->depth, MAX_DEPTH);
+	e->piece_bytes = opts && opts->piece_bytes ? opts->piece_bytes : IO_PIECE_BYTES;
+	if (getenv("ULVM_IO_PIECE_BYTES") && *getenv("ULVM_IO_PIECE_BYTES"))
+		e->piece_bytes = strtoull(getenv("ULVM_IO_PIECE_BYTES"), NULL, 0);
+	if (!e->piece_bytes)
+		e->piece_bytes = UINT64_MAX;
 #ifdef HAVE_LIBURING
 	if (e->method != IO_METHOD_SYNC) {
 		int r = ring_init(e);
@@ -788,6 +895,10 @@ void io_engine_submit(struct io_engine *e, struct bdev *bd, struct io_req *req)
 
 	req->bd = bd;
 	req->engine_token = 0;
+	req->engine_issued = 0;
+	req->engine_pieces = 0;
+	req->engine_error = 0;
+	req->engine_whole = false;
 	e->held++;
 	if (__builtin_expect(r <= 0, 0))
 		finish(e, req, r);
@@ -819,6 +930,9 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 			/* Never sleep in the kernel while deferred work waits. */
 			if (have < min_complete && !e->w_head)
 				wait = MIN(min_complete - have, e->ring_inflight);
+			/* All in the ring are pieces of one request: it needs every one. */
+			if (wait && e->ring_split == 1 && e->ring_pieces == e->ring_inflight)
+				wait = e->ring_inflight;
 			r = io_uring_submit_and_wait(&e->ring, wait);
 			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
 				err = r;

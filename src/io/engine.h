@@ -14,6 +14,13 @@
  * preadv/pwritev or one io_uring readv/writev for pieces of memory that are contiguous on
  * the device (dm merges the pieces of a split this way).
  *
+ * Large requests: a READ or WRITE of one buffer longer than the piece size (IO_PIECE_BYTES,
+ * io_engine_opts.piece_bytes, or $ULVM_IO_PIECE_BYTES for benchmarks, 0 there: never) goes to
+ * io_uring as pieces that are all in flight together, as the kernel's block layer and qemu split
+ * one: the device sees queue depth, and on a page-cache file (tmpfs) the kernel's workers copy the
+ * pieces in parallel. It completes once, when its last piece does, with the first error;
+ * a short piece sends it down once more unsplit. Smaller requests keep their one call.
+ *
  * Deferred work (io_work): a function queued with io_engine_queue_work() runs from the next
  * io_engine_poll(), before the queued requests are issued; an event loop sees it through
  * io_engine_has_queued(). It is how a layer above (a dm target) runs work outside the
@@ -70,6 +77,11 @@ struct io_req {
 	struct io_req *next;   /* queue link, owned by whoever holds the request */
 	struct bdev *bd;       /* engine: target device */
 	uint64_t engine_token; /* engine: private */
+	/* engine: a large READ/WRITE going down in pieces that are in flight together */
+	uint64_t engine_issued; /* bytes handed to the kernel */
+	unsigned engine_pieces; /* pieces in flight */
+	int engine_error;       /* the first piece's error */
+	bool engine_whole;      /* a piece came back short: the request goes again unsplit */
 };
 
 enum io_method { IO_METHOD_AUTO, IO_METHOD_URING, IO_METHOD_SYNC };
@@ -77,7 +89,12 @@ enum io_method { IO_METHOD_AUTO, IO_METHOD_URING, IO_METHOD_SYNC };
 struct io_engine_opts {
 	unsigned queue_depth; /* io_uring entries; 0: 128 */
 	enum io_method method;
+	/* A READ or WRITE of one buffer longer than this goes down as pieces of this size, all
+	 * in flight at once (io_uring): 0 the default (IO_PIECE_BYTES), UINT64_MAX never. */
+	uint64_t piece_bytes;
 };
+
+#define IO_PIECE_BYTES (2ull << 20)
 
 struct io_engine;
 

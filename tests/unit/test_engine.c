@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -604,6 +605,77 @@ static void test_vectored(void **state)
 	assert_int_equal(run_one(env, &t), -EINVAL);
 }
 
+/* Large requests in pieces (64 KiB here), in flight together: on io_uring (disk, and
+ * page-cache files too), and the synchronous method, which ignores the piece size. A ring
+ * of 8 takes them in waves. Each request completes once, with its data where it belongs;
+ * a piece that comes back short sends the request again whole (it then meets the end of
+ * the file); a piece that fails fails the request. */
+static void test_pieces(void **state)
+{
+	struct env *env = *state;
+	struct io_engine_opts opts = {
+	    .queue_depth = 8, .method = env->cfg->method, .piece_bytes = 64 << 10};
+	struct io_engine *saved = env->e;
+	uint8_t *big = bdev_alloc_buffer(DEV_SIZE), *back = bdev_alloc_buffer(DEV_SIZE);
+	struct treq t[6];
+	uint8_t *map;
+
+	assert_non_null(big);
+	assert_non_null(back);
+	assert_int_equal(io_engine_new(&opts, &env->e), 0);
+	for (unsigned flags = 0; flags <= IO_FUA; flags += IO_FUA) {
+		fill_random(big, DEV_SIZE);
+		assert_int_equal(do_io(env, IO_OP_WRITE, flags, 0, DEV_SIZE, big), 0);
+		assert_int_equal(bdev_read(env->bd, back, DEV_SIZE, 0), 0);
+		assert_memory_equal(back, big, DEV_SIZE);
+	}
+	memcpy(env->ref, big, DEV_SIZE);
+	/* Large and small requests mixed, all in flight; an odd length (not whole pieces). */
+	memset(back, 0, DEV_SIZE);
+	prep(&t[0], env, IO_OP_READ, 0, 1u << 20, back);
+	prep(&t[1], env, IO_OP_READ, 1u << 20, 4096, back + (1u << 20));
+	prep(&t[2], env, IO_OP_READ, (1u << 20) + 4096, (1u << 20) - 4096 + 512,
+	     back + (1u << 20) + 4096);
+	fill_random(big, 3u << 20);
+	prep(&t[3], env, IO_OP_WRITE, (2u << 20) + 512, (1u << 20) - 1024, big);
+	prep(&t[4], env, IO_OP_WRITE, (3u << 20) + 1024, 8192, big + (2u << 20));
+	prep(&t[5], env, IO_OP_READ, 3u << 20, 512, back + (3u << 20));
+	for (int i = 0; i < 6; i++)
+		io_engine_submit(env->e, env->bd, &t[i].req);
+	while (io_engine_inflight(env->e))
+		assert_true(io_engine_poll(env->e, 1) >= 0);
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(t[i].calls, 1);
+		assert_int_equal(t[i].result, 0);
+	}
+	assert_memory_equal(back, env->ref, (2u << 20) + 512);
+	assert_memory_equal(back + (3u << 20), env->ref + (3u << 20), 512);
+	assert_int_equal(bdev_read(env->bd, back, DEV_SIZE, 0), 0);
+	memcpy(env->ref + (2u << 20) + 512, big, (1u << 20) - 1024);
+	memcpy(env->ref + (3u << 20) + 1024, big + (2u << 20), 8192);
+	assert_memory_equal(back, env->ref, DEV_SIZE);
+
+	/* The file shrinks under the device: the pieces past its end come back empty. */
+	assert_int_equal(truncate(env->path, 3u << 20), 0);
+	memset(back, 0, DEV_SIZE);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, 2u << 20, 2u << 20, back), -EIO);
+	assert_memory_equal(back, env->ref + (2u << 20), 1u << 20);
+	assert_int_equal(truncate(env->path, DEV_SIZE), 0);
+	assert_int_equal(bdev_write(env->bd, env->ref + (3u << 20), 1u << 20, 3u << 20), 0);
+
+	/* Memory that ends early: the request fails (EFAULT), once. */
+	map = mmap(NULL, 1u << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(map != MAP_FAILED);
+	assert_int_equal(munmap(map + (1u << 20) - (256u << 10), 256u << 10), 0);
+	assert_int_equal(do_io(env, IO_OP_READ, 0, 0, 1u << 20, map), -EFAULT);
+	assert_int_equal(munmap(map, (1u << 20) - (256u << 10)), 0);
+
+	io_engine_free(env->e);
+	env->e = saved;
+	free(big);
+	free(back);
+}
+
 /* FUA on DISCARD and WRITE_ZEROES: the engine adds the fdatasync, the result is the op's. */
 static void test_fua_discard_zeroes(void **state)
 {
@@ -838,6 +910,7 @@ static const struct config configs[] = {
 	    cmocka_unit_test_prestate_setup_teardown(test_read_only, setup, teardown,              \
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_vectored, setup, teardown, (void *)cfg), \
+	    cmocka_unit_test_prestate_setup_teardown(test_pieces, setup, teardown, (void *)cfg),   \
 	    cmocka_unit_test_prestate_setup_teardown(test_fua_discard_zeroes, setup, teardown,     \
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_deferred_work, setup, teardown,          \
