@@ -206,10 +206,12 @@ class Workspace:
                                                         r.returncode, r.stderr.strip()))
         return r
 
-    def cell(self, *args, preexec=None):
-        """One `ulvm bench cell` run; returns its JSON result."""
+    def cell(self, *args, preexec=None, env=None):
+        """One `ulvm bench cell` run; returns its JSON result. env: variables added to the
+        workspace's (e.g. ULVM_IO_PIECE_BYTES=0, the engine without pieces)."""
         r = subprocess.run([self.ctx.ulvm, "bench", "cell"] + [str(a) for a in args],
-                           env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(self.env, **env) if env else self.env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, preexec_fn=preexec)
         if r.returncode:
             raise RuntimeError("ulvm bench cell %s: %s" % (" ".join(map(str, args)),

@@ -6,6 +6,9 @@ and a throttled one; with the CPU time per GiB moved, the measure that noise doe
 from .core import Col, Experiment, Ratio, Table, Unavailable, alternate, throttle_cgroup
 
 THROTTLE = 100 << 20  # bytes/s: the throttled row, a disk of the seed's era
+CPU_BS = ["4k", "16k", "64k", "256k", "1M"]  # the CPU sweep
+LARGE_BS = ["8M", "64M"]  # large requests: the engine's pieces against one call
+WHOLE = {"ULVM_IO_PIECE_BYTES": "0"}  # the engine issuing every request in one call
 
 
 class Seed001(Experiment):
@@ -45,15 +48,76 @@ class Seed001(Experiment):
                       seed="dd bs=1M from a raw MD raid5: 289 MB/s; from a linear LV on it: "
                            "96-118 MB/s; on a single disk 30.3 against 26.1 MB/s.",
                       plot={"kind": "bars", "cols": ["lv_raw", "cpu_lv_raw"],
-                            "ylabel": "LV / raw", "ref": 1.0, "zoom": True})]
+                            "ylabel": "LV / raw", "ref": 1.0, "zoom": True}),
+                Table("seed001-cpu", "CPU time per GiB, raw vs linear LV, 4 KiB..1 MiB "
+                      "sequential reads (seed 001)", [(b, b) for b in CPU_BS],
+                      self.cpu_cols(ctx),
+                      "`ulvm bench cell --rw read --qd 1 --bs BS` on the LV and on the PV file "
+                      "at the LV's offset (`--raw-under`), alternating, on each backing device; "
+                      "user+system CPU time from getrusage per GiB read, and throughput. The "
+                      "added CPU per request is what the LV costs; the kernel's share is the "
+                      "same for both.",
+                      seed="the overhead grew with the device's speed: is it CPU per request?",
+                      plot={"kind": "bars", "cols": [c.key for c in self.cpu_cols(ctx)
+                                                     if c.ratio and "cpu" in c.key],
+                            "ylabel": "CPU per GiB, LV / raw", "ref": 1.0, "zoom": True}),
+                Table("seed001-large", "Large sequential reads (8 and 64 MiB requests): the "
+                      "engine's pieces against one call (seed 001)", self.large_rows(ctx),
+                      [Col("raw", "raw", "MiB/s"), Col("lv", "linear LV", "MiB/s"),
+                       Ratio("lv_raw", "LV/raw", "lv", "raw"),
+                       Col("whole", "LV, one call", "MiB/s"),
+                       Ratio("pieces_whole", "pieces / one call", "lv", "whole"),
+                       Col("raw_cpu", "raw CPU", "s/GiB", "{:.4f}"),
+                       Col("lv_cpu", "LV CPU", "s/GiB", "{:.4f}"),
+                       Ratio("cpu_lv_raw", "CPU LV/raw", "lv_cpu", "raw_cpu",
+                             higher_is_better=False),
+                       Col("whole_cpu", "one call CPU", "s/GiB", "{:.4f}"),
+                       Ratio("cpu_pieces_whole", "CPU pieces / one call", "lv_cpu",
+                             "whole_cpu", higher_is_better=False)],
+                      "`ulvm bench cell --rw read --qd 1 --bs 8M|64M`: raw and LV as above, "
+                      "the engine splitting each request into 2 MiB pieces in flight together "
+                      "(io_uring; on tmpfs the kernel's workers copy them in parallel), and "
+                      "the LV once more with ULVM_IO_PIECE_BYTES=0 (one read call or one SQE "
+                      "per request), the three alternating.",
+                      seed="qemu spreads one large request over its workers; does ulvm?",
+                      plot={"kind": "bars", "cols": ["lv_raw", "pieces_whole"],
+                            "ylabel": "ratio", "ref": 1.0})]
+
+    def media(self, ctx):
+        """[(key, label)]: the first disk and the first memory directory."""
+        return ([("disk", "disk (%s, O_DIRECT)" % ctx.disk_dirs[0])] if ctx.disk_dirs
+                else []) + ([("memory", "memory (%s, tmpfs)" % ctx.mem_dirs[0])]
+                            if ctx.mem_dirs else [])
+
+    def cpu_cols(self, ctx):
+        cols = []
+        for m, _ in self.media(ctx):
+            cols += [Col(m + "_raw_cpu", m + ": raw CPU", "s/GiB", "{:.4f}"),
+                     Col(m + "_lv_cpu", m + ": LV CPU", "s/GiB", "{:.4f}"),
+                     Ratio(m + "_cpu_ratio", m + ": CPU LV/raw", m + "_lv_cpu",
+                           m + "_raw_cpu", higher_is_better=False),
+                     Col(m + "_raw", m + ": raw", "MiB/s"),
+                     Col(m + "_lv", m + ": LV", "MiB/s"),
+                     Ratio(m + "_ratio", m + ": LV/raw", m + "_lv", m + "_raw")]
+        return cols
+
+    def large_rows(self, ctx):
+        return [("%s-%s" % (m, b.lower()), "%s, %s requests" % (label, b.replace("M", " MiB")))
+                for m, label in self.media(ctx) for b in LARGE_BS]
 
     def sizes(self, ctx):
         return ctx.secs(1 << 30, 96 << 20), ctx.secs(2.0, 0.25)
 
+    def small_secs(self, ctx):
+        return ctx.secs(0.5, 0.1)
+
     def estimate(self, ctx):
         size, secs = self.sizes(ctx)
         n = len(self.rows(ctx)) * 2 * ctx.reps(5, 2)
-        return n * (secs + 0.05) + len(ctx.dirs) * size / (300 << 20) + 2
+        media = len(self.media(ctx))
+        cpu = len(CPU_BS) * media * 2 * ctx.reps(3, 2) * (self.small_secs(ctx) + 0.05)
+        large = len(LARGE_BS) * media * 3 * ctx.reps(3, 2) * (secs + 0.1)
+        return n * (secs + 0.05) + cpu + large + len(ctx.dirs) * size / (300 << 20) + 2
 
     def run(self, ctx, ws, tables):
         t = tables[0]
@@ -78,7 +142,9 @@ class Seed001(Experiment):
             except Unavailable as e:
                 t.row_unavailable("throttled", str(e))
                 rows.remove("throttled")
-        ctx.progress.begin(self.name, len(rows) * 2 * reps, self.estimate(ctx))
+        media = [m for m, _ in self.media(ctx)]
+        ctx.progress.begin(self.name, len(rows) * 2 * reps + len(media) * (
+            len(CPU_BS) + len(LARGE_BS)) * ctx.reps(3, 2), self.estimate(ctx))
         for rep in range(reps):
             for rk in rows:
                 lv = lvs["disk" if rk == "throttled" else rk]
@@ -90,10 +156,41 @@ class Seed001(Experiment):
                                 "1", "--seconds", secs, preexec=pre)
                     t.add(rk, target, r["mib_s"], rep)
                     t.add(rk, target + "_cpu", r["cpu_s_per_gib"], rep)
+        self.cpu_sweep(ctx, ws, tables[1], lvs, media)
+        self.large(ctx, ws, tables[2], lvs, media, secs)
         if "throttled" in rows:
             s = t.summary("throttled", "raw")
             if s and s["median"] > 2 * (THROTTLE >> 20):
                 t.row_unavailable("throttled", "the cgroup limit did not take effect (raw read "
                                   "%.0f MiB/s against a limit of %d)" % (s["median"],
                                                                          THROTTLE >> 20))
+        t.status = "ok"
+
+    def cpu_sweep(self, ctx, ws, t, lvs, media):
+        secs = self.small_secs(ctx)
+        for rep in range(ctx.reps(3, 2)):
+            for b in CPU_BS:
+                for m in media:
+                    ctx.progress.step("CPU sweep, %s %s reads, repetition %d" % (m, b, rep + 1))
+                    for target in alternate(rep, ("raw", "lv")):
+                        which = "--raw-under" if target == "raw" else "--lv"
+                        r = ws.cell(which, "bench1/" + lvs[m], "--rw", "read", "--bs", b,
+                                    "--qd", "1", "--seconds", secs)
+                        t.add(b, "%s_%s_cpu" % (m, target), r["cpu_s_per_gib"], rep)
+                        t.add(b, "%s_%s" % (m, target), r["mib_s"], rep)
+        t.status = "ok"
+
+    def large(self, ctx, ws, t, lvs, media, secs):
+        for rep in range(ctx.reps(3, 2)):
+            for b in LARGE_BS:
+                for m in media:
+                    rk = "%s-%s" % (m, b.lower())
+                    ctx.progress.step("large reads, %s, repetition %d" % (rk, rep + 1))
+                    for target in alternate(rep, ("raw", "lv", "whole")):
+                        which = "--raw-under" if target == "raw" else "--lv"
+                        r = ws.cell(which, "bench1/" + lvs[m], "--rw", "read", "--bs", b,
+                                    "--qd", "1", "--seconds", secs,
+                                    env=WHOLE if target == "whole" else None)
+                        t.add(rk, target, r["mib_s"], rep)
+                        t.add(rk, target + "_cpu", r["cpu_s_per_gib"], rep)
         t.status = "ok"

@@ -50,6 +50,21 @@ class Seed002(Experiment):
                       "stripe on each; all LVs are written in full first; the rows alternate "
                       "per repetition." % (fast, slow),
                       seed=seed, plot=plot),
+                Table("seed002-overhead", "Linear and striped LVs against the raw file "
+                      "beneath, library, CPU per GiB (seed 002)", self.overhead_rows(ctx),
+                      self.overhead_cols(),
+                      "`ulvm bench cell` with the workloads above on three targets over the "
+                      "same kind of device: the PV file at a linear LV's offset "
+                      "(`--raw-under`), that linear LV, and an LV striped 2 x 64 KiB over two "
+                      "files of that device (each file the size of the raw one); the three "
+                      "alternating per repetition. Throughput, and user+system CPU time from "
+                      "getrusage per GiB moved: a striped 1 MiB request goes down as one "
+                      "vectored request per stripe.",
+                      seed="the seed's striped LV was slower than the linear one; is it the "
+                           "volume manager's doing?",
+                      plot={"kind": "bars", "cols": ["lin_raw", "str_raw", "cpu_lin_raw",
+                                                     "cpu_str_raw"],
+                            "ylabel": "LV / raw", "ref": 1.0, "zoom": True}),
                 Table("seed002-nbd", self.title + ", fio over NBD", self.rows(), self.cols(),
                       "fio --ioengine=nbd with the same --rw, --bs and --iodepth on the same "
                       "LVs, exported by `ulvm serve` on a Unix socket; per workload one fio run "
@@ -57,6 +72,29 @@ class Seed002(Experiment):
                       "per repetition. The NBD round trip (tens of microseconds) is in every "
                       "figure, as it is for any NBD client.",
                       seed=seed, plot=dict(plot))]
+
+    def media(self, ctx):
+        return ([("disk", ctx.disk_dirs[0])] if ctx.disk_dirs else []) + \
+            ([("memory", ctx.mem_dirs[0])] if ctx.mem_dirs else [])
+
+    def overhead_rows(self, ctx):
+        return [("%s-%s" % (m, k), "%s (%s), %s" % (m, d, l)) for m, d in self.media(ctx)
+                for k, l, _, _, _ in WORK]
+
+    def overhead_cols(self):
+        return [Col("raw", "raw", "MiB/s"), Col("lin", "linear", "MiB/s"),
+                Col("str", "striped", "MiB/s"), Ratio("lin_raw", "linear/raw", "lin", "raw"),
+                Ratio("str_raw", "striped/raw", "str", "raw"),
+                Col("raw_cpu", "raw CPU", "s/GiB", "{:.4f}"),
+                Col("lin_cpu", "linear CPU", "s/GiB", "{:.4f}"),
+                Col("str_cpu", "striped CPU", "s/GiB", "{:.4f}"),
+                Ratio("cpu_lin_raw", "CPU linear/raw", "lin_cpu", "raw_cpu",
+                      higher_is_better=False),
+                Ratio("cpu_str_raw", "CPU striped/raw", "str_cpu", "raw_cpu",
+                      higher_is_better=False)]
+
+    def overhead_secs(self, ctx):
+        return ctx.secs(0.5, 0.1)
 
     def sizes(self, ctx):
         return ctx.secs(256 << 20, 32 << 20), ctx.secs(1.0, 0.1)
@@ -68,7 +106,9 @@ class Seed002(Experiment):
         size, secs = self.sizes(ctx)
         return len(self.rows()) * len(WORK) * ctx.reps(3, 2) * (secs + 0.04) + \
             len(self.rows()) * len(WORK) * self.nbd_reps(ctx) * (secs + 0.3) + \
-            len(self.rows()) * size / (400 << 20) + 3
+            len(self.rows()) * size / (400 << 20) + 3 + \
+            len(self.overhead_rows(ctx)) * 3 * ctx.reps(3, 2) * (self.overhead_secs(ctx) + 0.05) \
+            + len(self.media(ctx)) * 3 * size / (400 << 20)
 
     def run(self, ctx, ws, tables):
         t = tables[0]
@@ -88,6 +128,7 @@ class Seed002(Experiment):
             ctx.progress.show("[seed002] filling bench2/%s" % rk)
             ws.cell("--lv", "bench2/" + rk, "--rw", "write", "--bs", "1M", "--qd", "4", "--once")
         ctx.progress.begin(self.name, len(rows) * len(WORK) * reps +
+                           len(self.overhead_rows(ctx)) * ctx.reps(3, 2) +
                            len(WORK) * self.nbd_reps(ctx), self.estimate(ctx))
         for rep in range(reps):
             for key, label, _, args, field in WORK:
@@ -96,11 +137,39 @@ class Seed002(Experiment):
                     r = ws.cell("--lv", "bench2/" + rk, "--seconds", secs, *args)
                     t.add(rk, key, r[field], rep)
         t.status = "ok"
+        self.overhead(ctx, ws, tables[1], size)
         try:
-            self.nbd(ctx, ws, tables[1], rows, size, secs)
-            tables[1].status = "ok"
+            self.nbd(ctx, ws, tables[2], rows, size, secs)
+            tables[2].status = "ok"
         except Unavailable as e:
-            tables[1].status, tables[1].reason = "unavailable", str(e)
+            tables[2].status, tables[2].reason = "unavailable", str(e)
+
+    def overhead(self, ctx, ws, t, size):
+        """raw, linear and striped 2 x 64k over two files of the same device."""
+        secs = self.overhead_secs(ctx)
+        for m, d in self.media(ctx):
+            a = ws.image(d, "ov-a.img", size + size // 2 + (16 << 20))
+            b = ws.image(d, "ov-b.img", size // 2 + (16 << 20))
+            ws.ulvm("vgextend", "bench2", a, b)
+            ws.ulvm("lvcreate", "-n", "ov-%s-lin" % m, "-L", "%db" % size, "bench2", a)
+            ws.ulvm("lvcreate", "-n", "ov-%s-str" % m, "-i", "2", "-I", "64k", "-L",
+                    "%db" % size, "bench2", a, b)
+            for lv in ("lin", "str"):
+                ctx.progress.show("[seed002] filling bench2/ov-%s-%s" % (m, lv))
+                ws.cell("--lv", "bench2/ov-%s-%s" % (m, lv), "--rw", "write", "--bs", "1M",
+                        "--qd", "4", "--once")
+        targets = [("raw", "--raw-under", "lin"), ("lin", "--lv", "lin"),
+                   ("str", "--lv", "str")]
+        for rep in range(ctx.reps(3, 2)):
+            for m, _ in self.media(ctx):
+                for key, label, _, args, _ in WORK:
+                    ctx.progress.step("LV vs raw, %s %s, repetition %d" % (m, label, rep + 1))
+                    for col, how, lv in alternate(rep, targets):
+                        r = ws.cell(how, "bench2/ov-%s-%s" % (m, lv), "--seconds", secs,
+                                    *args)
+                        t.add("%s-%s" % (m, key), col, r["mib_s"], rep)
+                        t.add("%s-%s" % (m, key), col + "_cpu", r["cpu_s_per_gib"], rep)
+        t.status = "ok"
 
     def nbd(self, ctx, ws, t, rows, size, secs):
         need_tools("fio")

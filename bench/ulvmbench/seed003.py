@@ -59,6 +59,20 @@ class Seed003(Experiment):
                   "disk file system, alternating; buffered = the kernel's page cache and "
                   "read-ahead on both, O_DIRECT = opened O_DIRECT.",
                   seed=seed, plot=dict(plot)),
+            Table("seed003-cpu", "CPU time per GiB of the library sweep (seed 003)", rows,
+                  [Col("buf_raw_cpu", "buffered: raw CPU", "s/GiB", "{:.4f}"),
+                   Col("buf_lv_cpu", "buffered: LV CPU", "s/GiB", "{:.4f}"),
+                   Ratio("buf_cpu_ratio", "buffered: CPU LV/raw", "buf_lv_cpu", "buf_raw_cpu",
+                         higher_is_better=False),
+                   Col("dir_raw_cpu", "O_DIRECT: raw CPU", "s/GiB", "{:.4f}"),
+                   Col("dir_lv_cpu", "O_DIRECT: LV CPU", "s/GiB", "{:.4f}"),
+                   Ratio("dir_cpu_ratio", "O_DIRECT: CPU LV/raw", "dir_lv_cpu", "dir_raw_cpu",
+                         higher_is_better=False)],
+                  "The cells of the library table above: user+system CPU time from getrusage "
+                  "per GiB read, the LV against the raw file in the same repetition.",
+                  seed=seed, plot={"kind": "bars", "cols": ["buf_cpu_ratio", "dir_cpu_ratio"],
+                                   "ylabel": "CPU per GiB, LV / raw", "ref": 1.0,
+                                   "zoom": True}),
         ]
 
     def params(self, ctx):
@@ -86,7 +100,7 @@ class Seed003(Experiment):
             ws.cell("--lv", "bench3/" + lv, "--rw", "write", "--bs", "1M", "--qd", "4", "--once")
         ctx.progress.begin(self.name, len(BS) * (2 * reps + self.nbd_reps(ctx)),
                            self.estimate(ctx))
-        self.library(ctx, ws, tables[0], secs, reps)
+        self.library(ctx, ws, tables[0], tables[3], secs, reps)
         for t, part in ((tables[1], self.nbd), (tables[2], self.fuse)):
             try:
                 part(ctx, ws, t, mem, disk, size, secs, reps)
@@ -94,7 +108,7 @@ class Seed003(Experiment):
             except Unavailable as e:
                 t.status, t.reason = "unavailable", str(e)
 
-    def library(self, ctx, ws, t, secs, reps):
+    def library(self, ctx, ws, t, cpu, secs, reps):
         targets = [("buf_raw", "--raw-under", "mem"), ("buf_lv", "--lv", "mem"),
                    ("dir_raw", "--raw-under", "disk"), ("dir_lv", "--lv", "disk")]
         for rep in range(reps):
@@ -104,7 +118,8 @@ class Seed003(Experiment):
                     r = ws.cell(how, "bench3/" + lv, "--rw", "read", "--bs", b, "--qd", "1",
                                 "--seconds", secs)
                     t.add(b, col, r["mib_s"], rep)
-        t.status = "ok"
+                    cpu.add(b, col + "_cpu", r["cpu_s_per_gib"], rep)
+        t.status = cpu.status = "ok"
 
     def sweep(self, ctx, t, what, common, targets, secs, reps):
         """targets: [(column, [fio options])]; one fio run per block size and repetition."""
