@@ -28,6 +28,8 @@ PEER_ROWS = [("%s-%s" % (op, row), "%s: %s" % (op, dict(ROWS)[row]))
              for row, op in CELLS.values()]
 RAND_ROWS = [("linear", "Linear"), ("thin-prov", "Provisioned thin")]
 STEP = 4096 * 7919  # the stride of the 4 KiB reads, as thin_bench steps
+# dd's flag -> the columns' words; thin_bench runs each ("buffered": its argument)
+MODES = {"direct": "O_DIRECT", "buffered": "buffered"}
 
 
 class Seed004(Experiment):
@@ -35,11 +37,11 @@ class Seed004(Experiment):
     title = "Thin volumes and their snapshots against linear (seed 004)"
 
     def tables(self, ctx):
-        def vs_linear(op):
+        def vs_linear(op, mode):
             cols = []
             for bk, _, _ in BLOCKS:
-                k = "%s-%s-direct" % (op, bk)
-                cols += [Col(k, "%s, %s blocks, O_DIRECT" % (op, bk), "MiB/s"),
+                k = "%s-%s-%s" % (op, bk, mode)
+                cols += [Col(k, "%s, %s blocks, %s" % (op, bk, MODES[mode]), "MiB/s"),
                          Ratio(k + "-vs-linear", "%s %s / linear" % (op, bk), k, k,
                                den_row="linear"),
                          Col(k + "-cpu", "%s, %s blocks, per CPU second" % (op, bk),
@@ -47,7 +49,8 @@ class Seed004(Experiment):
                          Ratio(k + "-cpu-vs-linear", "%s %s / linear, CPU" % (op, bk),
                                k + "-cpu", k + "-cpu", den_row="linear")]
             return cols
-        writes, reads = vs_linear("write"), vs_linear("read")
+        writes, reads = vs_linear("write", "direct"), vs_linear("read", "direct")
+        bwrites, breads = vs_linear("write", "buffered"), vs_linear("read", "buffered")
         peer = []
         for bk, _, cl in BLOCKS:
             peer += [Col("ulvm-" + bk, "ulvm, %s blocks" % bk, "MiB/s"),
@@ -76,30 +79,64 @@ class Seed004(Experiment):
                "snapshot's and the linear device's regions in turn, so that all get pages "
                "of the same kind in the same state. The CPU columns (user + system time of "
                "the process, getrusage) are the measure a loaded machine does not hide. "
-               "The library has no page cache above a device, so its figures are those "
-               "of dd oflag=direct (the seed's buffered rows need a kernel block device "
-               "over a thin LV). Linear and thin alternate within each repetition.")
+               "The library has no page cache above a device: each request reaches the "
+               "target whole, as dd oflag=direct's; the backing file on tmpfs is itself "
+               "page cache (see the buffered tables). Linear and thin alternate within "
+               "each repetition.")
+        bhow = ("The cells of the O_DIRECT tables, in a `build/thin_bench` run of their own "
+                "(`buffered`) next to it in every repetition, linear measured the same way. "
+                "Where the page cache of a buffered dd sits in ulvm: beneath the volume, in "
+                "the backing file (the library's buffered mode, seed003's: the PV a file "
+                "read and written through its page cache with pread/pwrite); the library "
+                "has none above a volume, so each 64 MiB request still reaches the thin "
+                "target whole (the kernel's buffered dd goes through the page cache of the "
+                "dm device, written back and read ahead in pieces: what the seed's "
+                "buffered rows paid for). On /dev/shm the backing file is tmpfs, whose data "
+                "is its page cache, and the library opens it without O_DIRECT in both "
+                "runs (O_DIRECT bypasses nothing there): the O_DIRECT and buffered runs "
+                "take the same path onto the same pages, measured twice; thin_bench "
+                "refuses a buffered run unless the linear device "
+                "reaches its file through the page cache. Writes end with a flush (the "
+                "pool commits), as in the O_DIRECT cells.")
         seed = ("Linear 2.2 G/s write, unprovisioned thin 1.4, provisioned 1.9, shared "
                 "snapshot 1.5 (882 M/s at 8M blocks); reads 3.3 G/s linear, 2.7 provisioned "
                 "thin, 2.8 snapshot not shared.")
+        bseed = ("Without oflag=direct (8M blocks, 64k alike): linear 900 M/s write, "
+                 "unprovisioned thin 579, provisioned 694, shared snapshot 510, snapshot not "
+                 "shared 654; without iflag=direct: reads 1.0 G/s linear, 594 M/s "
+                 "provisioned thin, 605 snapshot not shared.")
+
+        def vs_linear_table(tid, what, rows, cols, text, seed=seed):
+            return Table(tid, self.title + ": " + what, rows, cols, text, seed=seed,
+                         plot={"kind": "bars", "cols": [c.key for c in cols if c.ratio],
+                               "ylabel": "thin / linear", "ref": 1.0})
+
+        def peer_table(tid, title, text):
+            return Table(tid, title, PEER_ROWS, peer, text,
+                         plot={"kind": "bars", "cols": [c.key for c in peer if c.ratio],
+                               "ylabel": "ulvm / qcow2", "ref": 1.0})
         return [
-            Table("seed004", self.title + ": writes", ROWS, writes, how, seed=seed,
-                  plot={"kind": "bars", "cols": [c.key for c in writes if c.ratio],
-                        "ylabel": "thin / linear", "ref": 1.0}),
-            Table("seed004-reads", self.title + ": reads", READ_ROWS, reads, how, seed=seed,
-                  plot={"kind": "bars", "cols": [c.key for c in reads if c.ratio],
-                        "ylabel": "thin / linear", "ref": 1.0}),
-            Table("seed004-qcow2", "Seed 004 against qcow2 (qemu-img bench, cache=none)",
-                  PEER_ROWS, peer,
-                  "The same cells on qcow2 images in the same directory with `qemu-img "
-                  "bench -t none -d 1 -s 64M` (O_DIRECT, one 64 MiB request at a time): "
-                  "linear is a raw image, unprovisioned a new qcow2 (64 KiB clusters for "
-                  "the 64 KiB column, 2 MiB, qcow2's largest, for 8 MiB), provisioned it "
-                  "again, the snapshots an overlay (backing file) written once and again. "
-                  "CPU columns: user + system time of each process (qemu-img's less what "
-                  "starting it and opening an image with one 512-byte read costs).",
-                  plot={"kind": "bars", "cols": [c.key for c in peer if c.ratio],
-                        "ylabel": "ulvm / qcow2", "ref": 1.0}),
+            vs_linear_table("seed004", "writes", ROWS, writes, how),
+            vs_linear_table("seed004-reads", "reads", READ_ROWS, reads, how),
+            peer_table("seed004-qcow2", "Seed 004 against qcow2 (qemu-img bench, cache=none)",
+                       "The same cells on qcow2 images in the same directory with `qemu-img "
+                       "bench -t none -d 1 -s 64M` (O_DIRECT, one 64 MiB request at a time): "
+                       "linear is a raw image, unprovisioned a new qcow2 (64 KiB clusters for "
+                       "the 64 KiB column, 2 MiB, qcow2's largest, for 8 MiB), provisioned it "
+                       "again, the snapshots an overlay (backing file) written once and "
+                       "again. CPU columns: user + system time of each process (qemu-img's "
+                       "less what starting it and opening an image with one 512-byte read "
+                       "costs)."),
+            vs_linear_table("seed004-buffered", "buffered writes", ROWS, bwrites, bhow,
+                            bseed),
+            vs_linear_table("seed004-reads-buffered", "buffered reads", READ_ROWS, breads,
+                            bhow, bseed),
+            peer_table("seed004-qcow2-buffered",
+                       "Seed 004 against qcow2, buffered (qemu-img bench, cache=writeback)",
+                       "The buffered cells against qcow2 images as in the O_DIRECT peer "
+                       "table, with `qemu-img bench -t writeback` (the image read and "
+                       "written through its page cache, no O_DIRECT), in the same directory "
+                       "and repetitions."),
             Table("seed004-random", "4 KiB random reads of a provisioned thin volume "
                   "(seed 004)", RAND_ROWS, rand,
                   "One 4 KiB read at a time over the whole volume, stepping by 7919 pages "
@@ -117,7 +154,7 @@ class Seed004(Experiment):
 
     def estimate(self, ctx):
         mib, _ = self.sizes(ctx)
-        return ctx.reps(3, 1) * len(BLOCKS) * (mib / 64.0 + 4)
+        return ctx.reps(3, 1) * len(BLOCKS) * len(MODES) * (mib / 64.0 + 4)
 
     def thin_bench(self, ctx):
         """thin_bench: $THIN_BENCH, next to ulvm, or in the source tree's build directories
@@ -132,8 +169,8 @@ class Seed004(Experiment):
         raise Unavailable("needs the thin driver (tests/unit/thin_bench.c, built with ulvm; "
                           "not installed): not found in %s" % ", ".join(p for p in tried if p))
 
-    def qemu_bench(self, ws, img, fmt, op, count, size, step=None):
-        argv = ["qemu-img", "bench", "-f", fmt, "-t", "none", "-d", "1", "-c", str(count),
+    def qemu_bench(self, ws, img, fmt, op, count, size, step=None, cache="none"):
+        argv = ["qemu-img", "bench", "-f", fmt, "-t", cache, "-d", "1", "-c", str(count),
                 "-s", str(size)]
         if op == "write":
             argv += ["-w", "--pattern=90"]
@@ -150,8 +187,9 @@ class Seed004(Experiment):
         self.last_cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
         return secs
 
-    def qcow2_rep(self, ws, d, mib, cluster, nrand):
-        """One repetition of the qcow2 cells: {(row, op): MiB/s}, and reads/s."""
+    def qcow2_rep(self, ws, d, mib, cluster, nrand, cache):
+        """One repetition of the qcow2 cells with qemu's cache mode `cache` (none: O_DIRECT,
+        writeback: the page cache): {(row, op): MiB/s}, and reads/s."""
         n = mib // 64
         out, cpu = {}, {}
         raw, base, over = (os.path.join(d, x) for x in ("raw.img", "base.qcow2", "over.qcow2"))
@@ -165,14 +203,14 @@ class Seed004(Experiment):
 
         # What starting qemu-img and opening an image costs (one read of 512 bytes), taken
         # off every cell's CPU time: the cells compare what the requests cost.
-        self.qemu_bench(ws, base, "qcow2", "read", 1, 512)
+        self.qemu_bench(ws, base, "qcow2", "read", 1, 512, cache=cache)
         start_cpu = self.last_cpu
 
         def mibs(row, op, img, fmt):
-            out[(row, op)] = mib / self.qemu_bench(ws, img, fmt, op, n, 64 << 20)
+            out[(row, op)] = mib / self.qemu_bench(ws, img, fmt, op, n, 64 << 20, cache=cache)
             used = self.last_cpu - start_cpu
             cpu[(row, op)] = mib / used if used > 0 else None
-        self.qemu_bench(ws, raw, "raw", "write", n, 64 << 20)  # written through once
+        self.qemu_bench(ws, raw, "raw", "write", n, 64 << 20, cache=cache)  # written once
         mibs("linear", "write", raw, "raw")
         mibs("thin-unprov", "write", base, "qcow2")
         mibs("thin-prov", "write", base, "qcow2")
@@ -187,69 +225,85 @@ class Seed004(Experiment):
         rand = {}
         if nrand:
             for row, img, fmt in (("linear", raw, "raw"), ("thin-prov", base, "qcow2")):
-                rand[row] = nrand / self.qemu_bench(ws, img, fmt, "read", nrand, 4096, STEP)
+                rand[row] = nrand / self.qemu_bench(ws, img, fmt, "read", nrand, 4096, STEP,
+                                                    cache=cache)
         for p in (raw, base, over):
             os.unlink(p)
         return out, cpu, rand
 
+    def ulvm_rep(self, ctx, exe, d, mib, sectors, nrand, rep, mode):
+        """One thin_bench run: its JSON lines."""
+        argv = [exe, d, str(mib), str(sectors), str(nrand)]
+        if rep % 2:
+            argv.append("linear-last")
+        if mode == "buffered":
+            argv.append("buffered")
+        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if r.returncode:
+            raise RuntimeError("thin_bench: %s" % r.stderr.strip())
+        for p in os.listdir(d):
+            os.unlink(os.path.join(d, p))
+        return [json.loads(line) for line in r.stdout.splitlines()]
+
     def run(self, ctx, ws, tables):
-        t, trd, tq, tr = tables
+        t, trd, tq, tb, trdb, tqb, tr = tables
+        per_mode = {"direct": (t, trd, tq), "buffered": (tb, trdb, tqb)}
         exe = self.thin_bench(ctx)
         have_qemu = shutil.which("qemu-img") is not None
         mem = ctx.mem_dir()
         mib, nrand = self.sizes(ctx)
         reps = ctx.reps(3, 1)
-        ctx.progress.begin(self.name, reps * len(BLOCKS) * 2, self.estimate(ctx))
+        ctx.progress.begin(self.name, reps * len(BLOCKS) * len(MODES) * 2, self.estimate(ctx))
         for rep in range(reps):
             for bk, sectors, cluster in BLOCKS:
                 d = ws.dir_in(mem)
-                rand_here = bk == "64k"
-                for who in alternate(rep, ("ulvm", "qcow2")):
-                    ctx.progress.step("%s blocks, %s, repetition %d" % (bk, who, rep + 1))
-                    if who == "ulvm":
-                        argv = [exe, d, str(mib), str(sectors),
-                                str(nrand if rand_here else 1)]
-                        if rep % 2:
-                            argv.append("linear-last")
-                        r = subprocess.run(argv, stdout=subprocess.PIPE,
-                                           stderr=subprocess.PIPE, text=True)
-                        if r.returncode:
-                            raise RuntimeError("thin_bench: %s" % r.stderr.strip())
-                        for line in r.stdout.splitlines():
-                            c = json.loads(line)
-                            cpu = c.get("cpu_s") or 0.0
-                            if c["cell"] in CELLS:
-                                row, op = CELLS[c["cell"]]
-                                k = "%s-%s-direct" % (op, bk)
-                                tb = t if op == "write" else trd
-                                tb.add(row, k, c["mib_s"], rep)
-                                if cpu > 0:
-                                    tb.add(row, k + "-cpu", c["mib_s"] * c["seconds"] / cpu,
-                                           rep)
-                                tq.add("%s-%s" % (op, row), "ulvm-" + bk, c["mib_s"], rep)
-                                if cpu > 0:
-                                    tq.add("%s-%s" % (op, row), "ulvm-cpu-" + bk,
-                                           c["mib_s"] * c["seconds"] / cpu, rep)
-                            elif rand_here:
-                                row = "linear" if c["cell"] == "randread-linear" else \
-                                    "thin-prov"
-                                tr.add(row, "ulvm", c["ops_s"], rep)
-                                if cpu > 0:
-                                    tr.add(row, "ulvm-cpu", c["ops_s"] * c["seconds"] / cpu,
-                                           rep)
-                        for p in os.listdir(d):
-                            os.unlink(os.path.join(d, p))
-                    elif have_qemu:
-                        cells, cpus, rand = self.qcow2_rep(ws, d, mib, cluster,
-                                                           nrand if rand_here else 0)
-                        for (row, op), v in cells.items():
-                            tq.add("%s-%s" % (op, row), "qcow2-" + bk, v, rep)
-                        for (row, op), v in cpus.items():
-                            tq.add("%s-%s" % (op, row), "qcow2-cpu-" + bk, v, rep)
-                        for row, v in rand.items():
-                            tr.add(row, "qcow2", v, rep)
+                for mode in alternate(rep, list(MODES)):
+                    # the random reads: O_DIRECT runs, 64 KiB blocks
+                    rand_here = bk == "64k" and mode == "direct"
+                    tw, trr, tp = per_mode[mode]
+                    for who in alternate(rep, ("ulvm", "qcow2")):
+                        ctx.progress.step("%s blocks, %s, %s, repetition %d" % (
+                            bk, MODES[mode], who, rep + 1))
+                        if who == "ulvm":
+                            cells = self.ulvm_rep(ctx, exe, d, mib, sectors,
+                                                  nrand if rand_here else 1, rep, mode)
+                            self.add_ulvm(cells, bk, mode, tw, trr, tp,
+                                          tr if rand_here else None, rep)
+                        elif have_qemu:
+                            cache = "none" if mode == "direct" else "writeback"
+                            cells, cpus, rand = self.qcow2_rep(ws, d, mib, cluster,
+                                                               nrand if rand_here else 0,
+                                                               cache)
+                            for (row, op), v in cells.items():
+                                tp.add("%s-%s" % (op, row), "qcow2-" + bk, v, rep)
+                            for (row, op), v in cpus.items():
+                                tp.add("%s-%s" % (op, row), "qcow2-cpu-" + bk, v, rep)
+                            for row, v in rand.items():
+                                tr.add(row, "qcow2", v, rep)
         for tb in tables:
             tb.status = "ok"
         if not have_qemu:
-            tq.status = "unavailable"
-            tq.reason = "qemu-img is not installed"
+            for tp in (tq, tqb):
+                tp.status = "unavailable"
+                tp.reason = "qemu-img is not installed"
+
+    @staticmethod
+    def add_ulvm(cells, bk, mode, tw, trr, tp, tr, rep):
+        """thin_bench's cells into the write, read, peer and (tr: not None) random tables."""
+        for c in cells:
+            cpu = c.get("cpu_s") or 0.0
+            per_cpu = c["mib_s"] * c["seconds"] / cpu if cpu > 0 else None
+            if c["cell"] in CELLS:
+                row, op = CELLS[c["cell"]]
+                k = "%s-%s-%s" % (op, bk, mode)
+                tb = tw if op == "write" else trr
+                tb.add(row, k, c["mib_s"], rep)
+                tp.add("%s-%s" % (op, row), "ulvm-" + bk, c["mib_s"], rep)
+                if per_cpu:
+                    tb.add(row, k + "-cpu", per_cpu, rep)
+                    tp.add("%s-%s" % (op, row), "ulvm-cpu-" + bk, per_cpu, rep)
+            elif tr is not None:
+                row = "linear" if c["cell"] == "randread-linear" else "thin-prov"
+                tr.add(row, "ulvm", c["ops_s"], rep)
+                if cpu > 0:
+                    tr.add(row, "ulvm-cpu", c["ops_s"] * c["seconds"] / cpu, rep)

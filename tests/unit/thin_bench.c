@@ -2,21 +2,28 @@
  * thin_bench: the seed-004 cells on ulvm's thin targets, in one process, for
  * bench/ulvmbench/seed004.py (not a test by itself).
  *
- *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last]
+ *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last] [buffered]
  *
  * In DIR (the seed's ramdisk: /dev/shm): a pool (block zeroing on, as in the seed) with
  * one thin volume of SIZE_MIB, and a linear device of that size, all on one backing file. Every
- * cell moves SIZE_MIB with one 64 MiB request at a time (dd bs=64M) through the dm request path and
- * the engine, and prints one JSON line {"cell": ..., "mib_s": ..., "ops_s": ...}: write-linear the
- * linear device (written once before) write-unprov        the thin volume, every block provisioned
- * by the write write-prov          the same again: every block mapped write-snap-shared   a
- * snapshot of it (create_snap with the origin suspended): every write breaks sharing
+ * cell moves SIZE_MIB with one 64 MiB request at a time (dd bs=64M) through the dm request path
+ * and the engine, and prints one JSON line {"cell": ..., "mib_s": ..., "ops_s": ...}:
+ *   write-linear        the linear device (written once before)
+ *   write-unprov        the thin volume, every block provisioned by the write
+ *   write-prov          the same again: every block mapped
+ *   write-snap-shared   a snapshot of it (create_snap with the origin suspended): every write
+ *                       breaks sharing
  *   write-snap-unshared the snapshot again
  *   read-linear, read-prov, read-snap-unshared
  *   randread-linear, randread-prov   RANDOM_READS reads of 4 KiB, one at a time, at offsets
  *                       stepping by a large odd number of 4 KiB pages modulo the size (the
  *                       pattern `qemu-img bench -S` gives its peer)
  * Each pair (linear, thin) runs back to back; linear first unless "linear-last".
+ *
+ * "buffered": the cells of a buffered dd, whose page cache in ulvm is the backing file's,
+ * beneath the volume (the library has none above one): the run refuses to measure unless the
+ * linear device reaches its file through the page cache (not O_DIRECT, pread/pwrite). On tmpfs
+ * that is how the library opens every file, so the requests are those of the other run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -183,20 +190,29 @@ int main(int argc, char **argv)
 {
 	char meta[512], data[512], table[2048];
 	struct dm_dev *linear, *pool, *thin, *snap;
-	bool linear_last;
+	bool linear_last = false, buffered = false;
 	uint64_t size, spb, nrand, sectors;
 	uint8_t *buf;
 	int ret;
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS "
-		                "[linear-last]\n");
+		                "[linear-last] [buffered]\n");
 		return 2;
+	}
+	for (int i = 5; i < argc; i++) {
+		if (!strcmp(argv[i], "linear-last"))
+			linear_last = true;
+		else if (!strcmp(argv[i], "buffered"))
+			buffered = true;
+		else {
+			fprintf(stderr, "thin_bench: %s: not linear-last or buffered\n", argv[i]);
+			return 2;
+		}
 	}
 	size = strtoull(argv[2], NULL, 10) << 20;
 	spb = strtoull(argv[3], NULL, 10);
 	nrand = strtoull(argv[4], NULL, 10);
-	linear_last = argc > 5 && !strcmp(argv[5], "linear-last");
 	sectors = size / 512;
 	snprintf(meta, sizeof(meta), "%s/meta.img", argv[1]);
 	snprintf(data, sizeof(data), "%s/data.img", argv[1]);
@@ -217,6 +233,19 @@ int main(int argc, char **argv)
 	         pool_bytes / 512);
 	if ((ret = dm_create(r, "linear", table, &linear)))
 		die("linear", ret);
+	if (buffered) {
+		struct bdev *bd;
+		uint64_t at;
+
+		/* dm_map_direct answers only for a file read through the page cache. */
+		if (dm_map_direct(linear, 0, 4096, &bd, &at)) {
+			fprintf(stderr,
+			        "thin_bench: %s: the library does not read it through the "
+			        "page cache (O_DIRECT): no buffered cells here\n",
+			        data);
+			return 1;
+		}
+	}
 	snprintf(table, sizeof(table), "0 %" PRIu64 " thin-pool %s %s %" PRIu64 " 0",
 	         (2 * size) / 512 / spb * spb + 2 * spb, meta, data, spb);
 	if ((ret = dm_create(r, "pool", table, &pool)))
