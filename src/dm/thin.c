@@ -11,7 +11,10 @@
  * its tables: a reload (a bigger data device) finds the same pool, and binds it at resume,
  * as the kernel's pool_ctr/pool_preresume do. A thin target names that device; its I/O is
  * remapped onto it at data-device offsets, and the pool target passes it on to the data
- * device (so a suspended pool holds its thin volumes' I/O, as in the kernel).
+ * device (so a suspended pool holds its thin volumes' I/O, as in the kernel). A read or
+ * write of a mapped block skips that step once the pool's live table has passed I/O on: it
+ * goes to the data device as the pool device's own I/O (counted there, so a pool suspend
+ * waits for it), unless the pool device is suspended.
  *
  * The data path. Each thin device keeps a cache of its mappings (virtual block -> data
  * block and time, or "unmapped"), filled by the lookups and changes the pool makes; a device
@@ -100,9 +103,10 @@ struct map64 {
 #define RUN_SLOT      4096u /* blocks */
 #define RUN_SLOTS_MAX (1u << 16)
 
+/* nslots is a power of two (or 0): a mask, not a division, on every request. */
 static inline struct run_slot *run_slot_of(const struct map64 *m, uint64_t k)
 {
-	return m->nslots ? &m->slots[(k / RUN_SLOT) % m->nslots] : NULL;
+	return m->nslots ? &m->slots[(k / RUN_SLOT) & (m->nslots - 1)] : NULL;
 }
 
 /* An entry changes: the run of its slot may no longer hold. */
@@ -322,6 +326,10 @@ struct pool {
 	struct meta_dev *meta;
 	struct thin_md *pmd;
 	struct pool_c *pt; /* bound: the live table's (or the first) */
+	/* The pool target that last passed I/O on (pool_map runs only for the live table's),
+	 * while it is bound and not destroyed: thin_map sends mapped I/O straight to its data
+	 * device (remap_mapped). */
+	struct pool_c *live_pt;
 	struct pool_features pf;
 	enum pool_mode mode;
 	bool needs_check, suspended, dirty, low_water_said;
@@ -1067,6 +1075,8 @@ static void pool_dtr(struct dm_target *ti)
 	struct pool_c *pt = ti->private;
 	struct pool *p = pt->pool;
 
+	if (p->live_pt == pt)
+		p->live_pt = NULL;
 	if (p->pt == pt) {
 		/* The table goes (the device is removed, or its load replaced before use). */
 		pool_commit(p, false);
@@ -1084,6 +1094,7 @@ static enum dm_map_result pool_map(struct dm_target *ti, struct io_req *req,
 	struct pool_c *pt = ti->private;
 
 	(void)req; /* thin I/O arrives at data-device offsets already */
+	pt->pool->live_pt = ti->begin ? NULL : pt;
 	*lower = pt->data;
 	return DM_MAPIO_REMAPPED;
 }
@@ -1721,7 +1732,10 @@ static inline const struct run_slot *kept_run(const struct thin_dev *td, uint64_
  * then searches its slot). */
 static void run_slots_alloc(struct map64 *m, uint64_t blocks)
 {
-	size_t n = (size_t)MIN(blocks / RUN_SLOT + 1, (uint64_t)RUN_SLOTS_MAX);
+	size_t n = 1;
+
+	while (n < RUN_SLOTS_MAX && n < blocks / RUN_SLOT + 1)
+		n *= 2;
 
 	m->slots = calloc(n, sizeof(*m->slots));
 	m->nslots = m->slots ? n : 0;
@@ -1729,27 +1743,18 @@ static void run_slots_alloc(struct map64 *m, uint64_t blocks)
 		m->run_epoch = 1;
 }
 
-static uint64_t run_bytes(struct thin_c *tc, uint64_t offset)
+/* run_bytes without a run kept for vb's slot: search the slot around vb, keep what it finds. */
+static __attribute__((noinline)) uint64_t run_search(struct thin_c *tc, uint64_t vb,
+                                                     uint64_t to_end)
 {
 	struct pool *p = tc->pool;
 	struct thin_dev *td = tc->td;
-	uint64_t vb = block_of(p, offset), lo, hi;
-	uint64_t to_end = (vb + 1) * p->block_bytes - offset;
-	uint64_t slot_lo = vb / RUN_SLOT * RUN_SLOT, slot_hi = slot_lo + RUN_SLOT;
+	uint64_t slot_lo = vb / RUN_SLOT * RUN_SLOT, slot_hi = slot_lo + RUN_SLOT, lo, hi;
 	bool aligned = to_end == p->block_bytes;
-	const struct run_slot *kept = kept_run(td, vb);
+	const uint64_t *c = cached(td, vb);
+	int kind = block_kind(td, c);
 	struct run_slot *r;
-	const uint64_t *c;
-	int kind;
 
-	/* a suffix of a run is a run */
-	if (kept) {
-		if ((kept->kind != 1 && !aligned) || (kept->kind == 3 && tc->origin))
-			return to_end;
-		return to_end + (kept->hi - vb - 1) * p->block_bytes;
-	}
-	c = cached(td, vb);
-	kind = block_kind(td, c);
 	if (!kind || (kind != 1 && !aligned) || (kind == 3 && tc->origin))
 		return to_end;
 	uint64_t d = kind == 3 ? 0 : thin_mapping_block(*c);
@@ -1777,6 +1782,21 @@ static uint64_t run_bytes(struct thin_c *tc, uint64_t offset)
 		                       .epoch = td->cache.run_epoch,
 		                       .kind = kind};
 	return to_end + (hi - vb - 1) * p->block_bytes;
+}
+
+static uint64_t run_bytes(struct thin_c *tc, uint64_t offset)
+{
+	struct pool *p = tc->pool;
+	uint64_t vb = block_of(p, offset);
+	uint64_t to_end = (vb + 1) * p->block_bytes - offset;
+	const struct run_slot *kept = kept_run(tc->td, vb);
+
+	if (!kept)
+		return run_search(tc, vb, to_end);
+	/* a suffix of a run is a run */
+	if ((kept->kind != 1 && to_end != p->block_bytes) || (kept->kind == 3 && tc->origin))
+		return to_end;
+	return to_end + (kept->hi - vb - 1) * p->block_bytes;
 }
 
 /* The data block of vb from the run kept for its slot, when it may be remapped without a
@@ -2272,52 +2292,62 @@ static void thin_dtr(struct dm_target *ti)
 	pool_put(p);
 }
 
+/* A read or write remapped onto a mapped block (req->offset set): straight to the pool's data
+ * device, as the pool target would pass it on, counted as the pool device's own I/O (its
+ * suspend waits for it), one device fewer on the way; onto the pool device itself while that
+ * is suspended (it holds the request, as the kernel's does) or its live table has passed
+ * nothing on yet. */
+static inline enum dm_map_result remap_mapped(struct thin_c *tc, struct io_req *req,
+                                              struct dm_lower **lower)
+{
+	struct pool *p = tc->pool;
+	struct pool_c *pt = p->live_pt;
+
+	if (pt && pt == p->pt && !dm_suspended(p->pool_md)) {
+		dm_target_submit_io(pt->ti, pt->data, req);
+		return DM_MAPIO_SUBMITTED;
+	}
+	*lower = tc->pool_dev;
+	return DM_MAPIO_REMAPPED;
+}
+
 static uint64_t thin_max_io_len(struct dm_target *ti, uint64_t offset)
 {
 	return run_bytes(ti->private, offset);
 }
 
-static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
-                                   struct dm_lower **lower)
+/* Remap a read or write onto data block db, which needs no change. */
+static inline enum dm_map_result map_to_block(struct thin_c *tc, struct thin_io *t, uint64_t db,
+                                              struct dm_lower **lower)
 {
-	struct thin_c *tc = ti->private;
 	struct pool *p = tc->pool;
-	struct thin_io *t = dm_per_io_data(req);
 
-	t->tc = tc;
-	t->req = req;
-	t->prov = NULL;
-	t->cell = NULL;
+	t->state = TS_MAPPED;
+	t->req->offset = db * p->block_bytes + (t->voff - t->vblock * p->block_bytes);
+	return remap_mapped(tc, t->req, lower);
+}
+
+/* thin_map when no run kept for the block's slot answers: FLUSH, a lookup in the mapping
+ * cache, reads of blocks known unmapped, and what goes to the worker. */
+static __attribute__((noinline)) enum dm_map_result
+thin_map_slow(struct thin_c *tc, struct thin_io *t, struct dm_lower **lower)
+{
+	struct pool *p = tc->pool;
+	struct io_req *req = t->req;
+
 	if (__builtin_expect(req->op == IO_OP_FLUSH, 0)) {
 		t->state = TS_WAIT_COMMIT;
 		tio_list_add(&p->flush_tail, t);
 		kick_worker(p);
 		return DM_MAPIO_SUBMITTED;
 	}
-	t->voff = req->offset;
-	t->vblock = block_of(p, req->offset);
-	/* The fast path: a cached mapping that needs no change. */
-	if (__builtin_expect(req->op == IO_OP_READ || req->op == IO_OP_WRITE, 1) &&
-	    p->mode != PM_FAIL) {
-		const uint64_t *c = NULL;
-		uint64_t db = 0;
-		bool mapped = run_block(tc->td, t->vblock, req->op == IO_OP_WRITE, &db);
+	if ((req->op == IO_OP_READ || req->op == IO_OP_WRITE) && p->mode != PM_FAIL) {
+		const uint64_t *c = cached(tc->td, t->vblock);
 
-		if (!mapped) {
-			c = cached(tc->td, t->vblock);
-			if (c && *c == CACHE_BUSY)
-				c = NULL;
-			mapped = c && *c != CACHE_UNMAPPED &&
-			         (req->op == IO_OP_READ || !is_shared(tc->td, *c));
-			if (mapped)
-				db = thin_mapping_block(*c);
-		}
-		if (mapped) {
-			t->state = TS_MAPPED;
-			req->offset = db * p->block_bytes + (t->voff - t->vblock * p->block_bytes);
-			*lower = tc->pool_dev;
-			return DM_MAPIO_REMAPPED;
-		}
+		if (c && *c == CACHE_BUSY)
+			c = NULL;
+		if (c && *c != CACHE_UNMAPPED && (req->op == IO_OP_READ || !is_shared(tc->td, *c)))
+			return map_to_block(tc, t, thin_mapping_block(*c), lower);
 		if (c && req->op == IO_OP_READ && !tc->origin) {
 			zero_fill(t);
 			return DM_MAPIO_SUBMITTED;
@@ -2327,11 +2357,34 @@ static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
 	return DM_MAPIO_SUBMITTED;
 }
 
-static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req, int *error)
+static enum dm_map_result thin_map(struct dm_target *ti, struct io_req *req,
+                                   struct dm_lower **lower)
 {
 	struct thin_c *tc = ti->private;
 	struct pool *p = tc->pool;
 	struct thin_io *t = dm_per_io_data(req);
+	uint64_t db;
+
+	t->tc = tc;
+	t->req = req;
+	t->prov = NULL;
+	t->cell = NULL;
+	t->voff = req->offset;
+	t->vblock = block_of(p, req->offset);
+	/* The fast path: the run kept for the block's slot maps it, and it needs no change. */
+	if (__builtin_expect((req->op == IO_OP_READ || req->op == IO_OP_WRITE) &&
+	                         p->mode != PM_FAIL &&
+	                         run_block(tc->td, t->vblock, req->op == IO_OP_WRITE, &db),
+	                     1))
+		return map_to_block(tc, t, db, lower);
+	return thin_map_slow(tc, t, lower);
+}
+
+/* thin_end_io past its fast path: provisioning, discards, FUA and commits due. */
+static __attribute__((noinline)) enum dm_endio_result
+thin_end_io_slow(struct thin_c *tc, struct thin_io *t, struct io_req *req, int *error)
+{
+	struct pool *p = tc->pool;
 	int r;
 
 	switch (t->state) {
@@ -2378,6 +2431,17 @@ static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req
 	if (p->dirty && p->pt && now_ns() - p->last_commit_ns >= COMMIT_PERIOD_NS)
 		kick_worker(p);
 	return DM_ENDIO_DONE;
+}
+
+static enum dm_endio_result thin_end_io(struct dm_target *ti, struct io_req *req, int *error)
+{
+	struct thin_c *tc = ti->private;
+	struct thin_io *t = dm_per_io_data(req);
+
+	/* the fast path's requests: nothing to do unless a commit is due */
+	if (__builtin_expect(t->state == TS_MAPPED && !tc->pool->dirty, 1))
+		return DM_ENDIO_DONE;
+	return thin_end_io_slow(tc, t, req, error);
 }
 
 static void thin_status(struct dm_target *ti, enum dm_status_type type, struct strbuf *out)

@@ -500,6 +500,63 @@ static void test_runs_across_slots(void **state)
 	free(z);
 }
 
+/* Mapped reads and writes skip the pool device on their way to the data device, and still
+ * behave as if they went through it: a suspended pool holds them until it resumes, a pool
+ * suspend waits for those already sent, and after a reload they reach the new table's. */
+static void test_pool_suspend_holds_mapped_io(void **state)
+{
+	struct tenv *v = *state;
+	uint8_t *b = xbuf(BLOCK), *got = xbuf(BLOCK);
+	struct dm_dev *pool, *thin;
+	struct treq t;
+	char table[512];
+
+	pool = make_pool(v, 1024, NULL);
+	tmsg_ok(pool, "create_thin 1");
+	thin = create_dev(v->r, "thin1", "0 4096 thin pool 1");
+	memset(b, 0x42, BLOCK);
+	assert_int_equal(tio(v, thin, IO_OP_WRITE, 0, BLOCK, b, 0), 0);  /* provisioned */
+	assert_int_equal(tio(v, thin, IO_OP_READ, 0, BLOCK, got, 0), 0); /* mapped */
+	assert_memory_equal(got, b, BLOCK);
+	/* The pool suspended: a read of the mapped block waits for its resume. */
+	assert_int_equal(dm_suspend(pool), 0);
+	memset(got, 0, BLOCK);
+	treq_init(&t, IO_OP_READ, 4096, 4096, got);
+	dm_submit(thin, &t.req);
+	tdrain(v);
+	assert_int_equal(t.calls, 0);
+	assert_int_equal(dm_resume(pool), 0);
+	while (!t.calls)
+		tpoll(v);
+	tdrain(v);
+	assert_int_equal(t.result, 0);
+	assert_memory_equal(got, b, 4096);
+	/* A write of a mapped block sent, then the pool suspended: done when the suspend is. */
+	memset(b, 0x43, 4096);
+	treq_init(&t, IO_OP_WRITE, 8192, 4096, b);
+	dm_submit(thin, &t.req);
+	assert_int_equal(t.calls, 0);
+	assert_int_equal(dm_suspend(pool), 0);
+	assert_int_equal(t.calls, 1);
+	assert_int_equal(t.result, 0);
+	/* A reload (a bigger data device): the old table goes, mapped I/O reaches the new one. */
+	snprintf(table, sizeof(table), "0 2048 thin-pool %s %s 128 16", v->meta, v->data);
+	assert_int_equal(dm_load(pool, table), 0);
+	assert_int_equal(dm_resume(pool), 0);
+	for (unsigned i = 0; i < 2; i++) {
+		memset(got, 0, BLOCK);
+		assert_int_equal(tio(v, thin, IO_OP_READ, 0, BLOCK, got, 0), 0);
+		assert_int_equal(got[0], 0x42);
+		assert_int_equal(got[8192], 0x43);
+		assert_int_equal(got[12288], 0x42);
+	}
+	assert_int_equal(tio(v, thin, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
+	free(b);
+	free(got);
+	tenv_close_registry(v);
+	check_metadata(v->meta);
+}
+
 /* Is vblock 0 of thin 1 mapped in what the metadata device holds (its last commit)? */
 static bool committed_mapping(struct tenv *v)
 {
@@ -672,6 +729,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_formatted_over, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_block_status, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_runs_across_slots, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pool_suspend_holds_mapped_io, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_commit_within_a_second, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_metadata_space, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_needs_check, setup, teardown),
