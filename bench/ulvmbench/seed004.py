@@ -10,8 +10,10 @@ import os
 import resource
 import shutil
 import subprocess
+import tempfile
 
-from .core import Col, Experiment, Ratio, Table, Unavailable, alternate
+from .core import (Col, Experiment, Ratio, Table, Unavailable, alternate, need_root,
+                   need_tools, wait_for)
 
 ROWS = [("linear", "Linear"), ("thin-unprov", "Unprovisioned thin"),
         ("thin-prov", "Provisioned thin"), ("snap-shared", "Snap totally shared"),
@@ -30,6 +32,7 @@ RAND_ROWS = [("linear", "Linear"), ("thin-prov", "Provisioned thin")]
 STEP = 4096 * 7919  # the stride of the 4 KiB reads, as thin_bench steps
 # dd's flag -> the columns' words; thin_bench runs each ("buffered": its argument)
 MODES = {"direct": "O_DIRECT", "buffered": "buffered"}
+MODE_WORDS = dict(MODES, fuse="buffered, FUSE")
 
 
 class Seed004(Experiment):
@@ -41,7 +44,7 @@ class Seed004(Experiment):
             cols = []
             for bk, _, _ in BLOCKS:
                 k = "%s-%s-%s" % (op, bk, mode)
-                cols += [Col(k, "%s, %s blocks, %s" % (op, bk, MODES[mode]), "MiB/s"),
+                cols += [Col(k, "%s, %s blocks, %s" % (op, bk, MODE_WORDS[mode]), "MiB/s"),
                          Ratio(k + "-vs-linear", "%s %s / linear" % (op, bk), k, k,
                                den_row="linear"),
                          Col(k + "-cpu", "%s, %s blocks, per CPU second" % (op, bk),
@@ -51,6 +54,7 @@ class Seed004(Experiment):
             return cols
         writes, reads = vs_linear("write", "direct"), vs_linear("read", "direct")
         bwrites, breads = vs_linear("write", "buffered"), vs_linear("read", "buffered")
+        fwrites, freads = vs_linear("write", "fuse"), vs_linear("read", "fuse")
         peer = []
         for bk, _, cl in BLOCKS:
             peer += [Col("ulvm-" + bk, "ulvm, %s blocks" % bk, "MiB/s"),
@@ -98,6 +102,19 @@ class Seed004(Experiment):
                 "refuses a buffered run unless the linear device "
                 "reaches its file through the page cache. Writes end with a flush (the "
                 "pool commits), as in the O_DIRECT cells.")
+        fhow = ("The seed's dd without oflag/iflag=direct with the page cache above the "
+                "volume: `ulvm bench cell --file F --bs 64M --once` (pwrite or pread of 64 "
+                "MiB at a time, as dd, writes ending with fdatasync) on the volumes' files "
+                "under `ulvm mount -o cache` (ulvmd's FUSE export, files opened without "
+                "direct_io: the kernel's page cache of the FUSE file, written through, read "
+                "ahead, its pages dropped (fadvise DONTNEED) before every cell). One VG on "
+                "/dev/shm per block size: a linear LV and a thin pool (`lvcreate --type "
+                "thin-pool -c 64k|8m -Z y`) in one PV file written through first; in every "
+                "repetition a new thin LV (unprovisioned, then provisioned), then, "
+                "unmounted, its thin snapshot (`lvcreate -s`, `lvchange -ay -K`) written "
+                "twice and read, mounted again. Linear and thin alternate. CPU: dd's "
+                "process (getrusage) and ulvmd's (its threads' schedstat), together. No "
+                "qcow2 peer here.")
         seed = ("Linear 2.2 G/s write, unprovisioned thin 1.4, provisioned 1.9, shared "
                 "snapshot 1.5 (882 M/s at 8M blocks); reads 3.3 G/s linear, 2.7 provisioned "
                 "thin, 2.8 snapshot not shared.")
@@ -137,6 +154,10 @@ class Seed004(Experiment):
                        "table, with `qemu-img bench -t writeback` (the image read and "
                        "written through its page cache, no O_DIRECT), in the same directory "
                        "and repetitions."),
+            vs_linear_table("seed004-fuse", "buffered writes through FUSE", ROWS, fwrites,
+                            fhow, bseed),
+            vs_linear_table("seed004-reads-fuse", "buffered reads through FUSE", READ_ROWS,
+                            freads, fhow, bseed),
             Table("seed004-random", "4 KiB random reads of a provisioned thin volume "
                   "(seed 004)", RAND_ROWS, rand,
                   "One 4 KiB read at a time over the whole volume, stepping by 7919 pages "
@@ -154,7 +175,7 @@ class Seed004(Experiment):
 
     def estimate(self, ctx):
         mib, _ = self.sizes(ctx)
-        return ctx.reps(3, 1) * len(BLOCKS) * len(MODES) * (mib / 64.0 + 4)
+        return ctx.reps(3, 1) * len(BLOCKS) * (len(MODES) + 1) * (mib / 64.0 + 4)
 
     def thin_bench(self, ctx):
         """thin_bench: $THIN_BENCH, next to ulvm, or in the source tree's build directories
@@ -246,14 +267,15 @@ class Seed004(Experiment):
         return [json.loads(line) for line in r.stdout.splitlines()]
 
     def run(self, ctx, ws, tables):
-        t, trd, tq, tb, trdb, tqb, tr = tables
+        t, trd, tq, tb, trdb, tqb, tf, trdf, tr = tables
         per_mode = {"direct": (t, trd, tq), "buffered": (tb, trdb, tqb)}
         exe = self.thin_bench(ctx)
         have_qemu = shutil.which("qemu-img") is not None
         mem = ctx.mem_dir()
         mib, nrand = self.sizes(ctx)
         reps = ctx.reps(3, 1)
-        ctx.progress.begin(self.name, reps * len(BLOCKS) * len(MODES) * 2, self.estimate(ctx))
+        ctx.progress.begin(self.name, reps * len(BLOCKS) * (len(MODES) * 2 + 1),
+                           self.estimate(ctx))
         for rep in range(reps):
             for bk, sectors, cluster in BLOCKS:
                 d = ws.dir_in(mem)
@@ -282,6 +304,11 @@ class Seed004(Experiment):
                                 tr.add(row, "qcow2", v, rep)
         for tb in tables:
             tb.status = "ok"
+        try:
+            self.fuse_part(ctx, ws, mem, mib, reps, tf, trdf)
+        except Unavailable as e:
+            for tb in (tf, trdf):
+                tb.status, tb.reason = "unavailable", str(e)
         if not have_qemu:
             for tp in (tq, tqb):
                 tp.status = "unavailable"
@@ -307,3 +334,88 @@ class Seed004(Experiment):
                 tr.add(row, "ulvm", c["ops_s"], rep)
                 if cpu > 0:
                     tr.add(row, "ulvm-cpu", c["ops_s"] * c["seconds"] / cpu, rep)
+
+    def fuse_part(self, ctx, ws, mem, mib, reps, tw, trr):
+        """The cells of a buffered dd on the volumes' files under `ulvm mount -o cache`."""
+        need_root("FUSE mounts")
+        need_tools("fusermount3")
+        if not os.path.exists("/dev/fuse"):
+            raise Unavailable("no /dev/fuse")
+        if "without FUSE" in ws.ulvm("mount", check=False).stderr:
+            raise Unavailable("this ulvm was built without FUSE")
+        for bk, _, _ in BLOCKS:
+            vg = "bench4" + bk
+            pv = ws.image(mem, vg + ".img", (3 * mib + 96) << 20)
+            with open(pv, "r+b") as f:  # written through: tmpfs has its pages
+                z = bytes(1 << 20)
+                for _ in range((3 * mib + 96)):
+                    f.write(z)
+            ws.ulvm("vgcreate", vg, pv)
+            ws.ulvm("lvcreate", "-n", "lin", "-L", "%dm" % mib, vg)
+            ws.ulvm("lvchange", "-ay", vg + "/lin")
+            ws.ulvm("lvcreate", "--type", "thin-pool", "-L", "%dm" % (2 * mib + 16), "-c", bk,
+                    "-Z", "y", "-n", "pool", vg)
+            self.fuse_cells(ctx, ws, vg, 0, [[("write-linear", "lin")]])  # written once
+            for rep in range(reps):
+                ctx.progress.step("%s blocks, FUSE, repetition %d" % (bk, rep + 1))
+                ws.ulvm("lvcreate", "-T", vg + "/pool", "-V", "%dm" % mib, "-n", "thin")
+                cells = self.fuse_cells(ctx, ws, vg, rep, [
+                    [("write-linear", "lin"), ("write-unprov", "thin")],
+                    [("write-prov", "thin")],
+                    [("read-linear", "lin"), ("read-prov", "thin")]])
+                ws.ulvm("lvcreate", "-s", vg + "/thin", "-n", "snap")
+                ws.ulvm("lvchange", "-ay", "-K", vg + "/snap")
+                cells += self.fuse_cells(ctx, ws, vg, rep, [
+                    [("write-snap-shared", "snap")], [("write-snap-unshared", "snap")],
+                    [("read-snap-unshared", "snap")]])
+                ws.ulvm("lvremove", "-y", vg + "/snap", vg + "/thin")
+                for cell, mib_s, per_cpu in cells:
+                    row, op = CELLS[cell]
+                    k = "%s-%s-fuse" % (op, bk)
+                    tb = tw if op == "write" else trr
+                    tb.add(row, k, mib_s, rep)
+                    if per_cpu:
+                        tb.add(row, k + "-cpu", per_cpu, rep)
+            ws.ulvm("vgremove", "-f", vg)
+            os.unlink(pv)
+            ws.devices.remove(pv)
+            ws.env["ULVM_DEVICES"] = ",".join(ws.devices)
+        for tb in (tw, trr):
+            tb.status = "ok"
+
+    def fuse_cells(self, ctx, ws, vg, rep, groups):
+        """Mount vg (-o cache), run the cells [(cell, LV)] of each group (a pair of linear
+        and thin alternating by repetition, or one cell), unmount: [(cell, MiB/s, MiB per
+        CPU second)]."""
+        mnt = tempfile.mkdtemp(prefix="mnt.", dir=ws.tmp)
+        d = ws.spawn([ctx.ulvm, "mount", "-f", "-o", "cache", mnt, vg], "mount-%s.log" % vg)
+        lvs = sorted({lv for g in groups for _, lv in g})
+        wait_for(lambda: all(os.path.exists(os.path.join(mnt, vg, lv)) for lv in lvs),
+                 timeout=30, what="ulvm mount -o cache of " + vg)
+        order = [c for g in groups for c in alternate(rep, g)]
+        out = []
+        for cell, lv in order:
+            path = os.path.join(mnt, vg, lv)
+            fd = os.open(path, os.O_RDONLY)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)  # from the volume, not memory
+            os.close(fd)
+            c0 = proc_cpu(d.pid)
+            r = ws.cell("--file", path, "--rw", CELLS[cell][1], "--bs", "64M", "--once")
+            cpu = proc_cpu(d.pid) - c0 + r["cpu_user_s"] + r["cpu_sys_s"]
+            out.append((cell, r["mib_s"], r["bytes"] / float(1 << 20) / cpu if cpu > 0 else 0))
+        d.stop()  # SIGTERM: it unmounts and exits
+        return out
+
+
+def proc_cpu(pid):
+    """CPU seconds of process pid so far, its threads' together (/proc/PID/task/*/schedstat:
+    nanoseconds, where /proc/PID/stat counts in ticks of 10 ms)."""
+    ns = 0
+    base = "/proc/%d/task" % pid
+    for tid in os.listdir(base):
+        try:
+            with open(os.path.join(base, tid, "schedstat")) as f:
+                ns += int(f.read().split()[0])
+        except OSError:  # a thread that just ended
+            pass
+    return ns / 1e9
