@@ -12,9 +12,9 @@
  * as the kernel's pool_ctr/pool_preresume do. A thin target names that device; its I/O is
  * remapped onto it at data-device offsets, and the pool target passes it on to the data
  * device (so a suspended pool holds its thin volumes' I/O, as in the kernel). A read or
- * write of a mapped block skips that step once the pool's live table has passed I/O on: it
- * goes to the data device as the pool device's own I/O (counted there, so a pool suspend
- * waits for it), unless the pool device is suspended.
+ * write of a mapped block skips that step: it goes to the live pool target's data device as
+ * the pool device's own I/O (counted there, so a pool suspend waits for it), unless the pool
+ * device is suspended.
  *
  * The data path. Each thin device keeps a cache of its mappings (virtual block -> data
  * block and time, or "unmapped"), filled by the lookups and changes the pool makes; a device
@@ -326,10 +326,6 @@ struct pool {
 	struct meta_dev *meta;
 	struct thin_md *pmd;
 	struct pool_c *pt; /* bound: the live table's (or the first) */
-	/* The pool target that last passed I/O on (pool_map runs only for the live table's),
-	 * while it is bound and not destroyed: thin_map sends mapped I/O straight to its data
-	 * device (remap_mapped). */
-	struct pool_c *live_pt;
 	struct pool_features pf;
 	enum pool_mode mode;
 	bool needs_check, suspended, dirty, low_water_said;
@@ -1075,8 +1071,6 @@ static void pool_dtr(struct dm_target *ti)
 	struct pool_c *pt = ti->private;
 	struct pool *p = pt->pool;
 
-	if (p->live_pt == pt)
-		p->live_pt = NULL;
 	if (p->pt == pt) {
 		/* The table goes (the device is removed, or its load replaced before use). */
 		pool_commit(p, false);
@@ -1094,7 +1088,6 @@ static enum dm_map_result pool_map(struct dm_target *ti, struct io_req *req,
 	struct pool_c *pt = ti->private;
 
 	(void)req; /* thin I/O arrives at data-device offsets already */
-	pt->pool->live_pt = ti->begin ? NULL : pt;
 	*lower = pt->data;
 	return DM_MAPIO_REMAPPED;
 }
@@ -2295,15 +2288,15 @@ static void thin_dtr(struct dm_target *ti)
 /* A read or write remapped onto a mapped block (req->offset set): straight to the pool's data
  * device, as the pool target would pass it on, counted as the pool device's own I/O (its
  * suspend waits for it), one device fewer on the way; onto the pool device itself while that
- * is suspended (it holds the request, as the kernel's does) or its live table has passed
- * nothing on yet. */
+ * is suspended (it holds the request, as the kernel's does) or the bound pool target is not
+ * its live table's (a table loaded, not yet resumed). */
 static inline enum dm_map_result remap_mapped(struct thin_c *tc, struct io_req *req,
                                               struct dm_lower **lower)
 {
 	struct pool *p = tc->pool;
-	struct pool_c *pt = p->live_pt;
+	struct pool_c *pt = p->pt;
 
-	if (pt && pt == p->pt && !dm_suspended(p->pool_md)) {
+	if (pt && !pt->ti->begin && !dm_suspended(p->pool_md) && dm_table_is_live(pt->ti->table)) {
 		dm_target_submit_io(pt->ti, pt->data, req);
 		return DM_MAPIO_SUBMITTED;
 	}
