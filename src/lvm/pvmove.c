@@ -495,7 +495,7 @@ static int apply_tables(struct ulvm_vg *vg, struct ulvm_lv *mirr, const struct u
 	char mname[300], muuid[ULVM_DM_UUID_LEN], *mtable = NULL, *mlive = NULL;
 	char **lt = calloc(u->n + 1, sizeof(*lt));
 	bool *change = calloc(u->n + 1, sizeof(*change)), *susp = calloc(u->n + 1, sizeof(*susp));
-	bool mactive, mchange = false, any = false;
+	bool mactive, mchange = false;
 	int r = 0;
 
 	if (!lt || !change || !susp) {
@@ -519,7 +519,6 @@ static int apply_tables(struct ulvm_vg *vg, struct ulvm_lv *mirr, const struct u
 		    (r = ulvm_active_info(dm, &live, NULL, NULL)))
 			goto out;
 		change[i] = strcmp(live, lt[i]) != 0;
-		any |= change[i];
 		free(live);
 	}
 	/* Every LV on the move is suspended around a change of the pvmove LV's table (LVM2:
