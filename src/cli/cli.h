@@ -300,6 +300,9 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv);
 /* The settings a command takes from lvm.conf and --config before its options (units, the
  * report's form). */
 void cli_config_defaults(struct cli *c, int argc, char **argv);
+/* activation/polling_interval: seconds between the progress lines of a merge or a pvmove
+ * when -i is not given (LVM2's default 15). */
+extern unsigned cli_polling_interval;
 /* report.c: fullreport */
 int cmd_fullreport(struct cli *c, int argc, char **argv);
 

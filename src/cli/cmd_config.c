@@ -1,7 +1,7 @@
 /*
- * lvmconfig (dumpconfig, config): LVM2's configuration as LVM2 prints it, for the settings
- * ulvm knows (cli/lvmconf.c); and the settings every command takes from it (units, the
- * report's form).
+ * lvmconfig (dumpconfig, config): LVM2's configuration as LVM2 prints it, over LVM2's whole
+ * settings tree (cli/lvmconf_table.c); and the settings every command takes from it (units,
+ * the report's form, the log report).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,244 +15,472 @@
 
 #define EINIT_FAILED 4 /* LVM2's exit code when its configuration cannot be read */
 
-enum conf_type { T_CURRENT, T_DEFAULT, T_DIFF, T_FULL, T_LIST, T_MISSING, T_NEW, T_PROFILABLE };
+enum conf_type {
+	T_CURRENT,
+	T_DEFAULT,
+	T_DIFF,
+	T_FULL,
+	T_LIST,
+	T_MISSING,
+	T_NEW,
+	T_PROFILABLE,
+	T_PROFILABLE_CMD,
+	T_PROFILABLE_MDA
+};
 
 struct conf_opts {
 	enum conf_type type;
 	struct lvmconf_print p;
-	bool ignore_advanced, summary, validate;
+	bool ignore_advanced, ignore_unsupported, show_deprecated, show_unsupported, ignore_local;
+	bool validate;
 	const char *since; /* --sinceversion */
 };
 
-/* "2.3.12" or "2.03.12" as one comparable number. */
-static long version_num(const char *v)
-{
-	long a = 0, b = 0, c = 0;
+/* A walk over LVM2's settings tree (lvmconf_defs, in pre-order) for one report. */
+struct walk {
+	struct strbuf *out;
+	const struct conf_opts *o;
+	const struct lvmconf *cf;
+};
 
-	sscanf(v, "%ld.%ld.%ld", &a, &b, &c);
-	return a * 1000000 + b * 1000 + c;
+/* The first definition after the subtree of definition `i`. */
+static size_t subtree_end(size_t i)
+{
+	size_t n = strlen(lvmconf_defs[i].path), j = i + 1;
+
+	while (j < lvmconf_ndefs && !strncmp(lvmconf_defs[j].path, lvmconf_defs[i].path, n) &&
+	       lvmconf_defs[j].path[n] == '/')
+		j++;
+	return j;
 }
 
-/* Whether a setting belongs in a report of the table's kind. */
-static bool wanted(const struct conf_opts *o, const struct lvmconf *cf,
-                   const struct lvmconf_setting *s)
+/* A definition's path as its nodes are named in a tree ("tags/tag": <> dropped). */
+static void name_path(const struct lvmconf_def *d, char *buf, size_t len)
 {
-	char path[256];
-	const struct cfg_node *n;
+	size_t n = 0;
 
-	if (o->ignore_advanced && (s->flags & LC_ADVANCED))
-		return false;
-	snprintf(path, sizeof(path), "%s/%s", s->section, s->key);
-	n = lvmconf_node(cf, path);
-	switch (o->type) {
-	case T_MISSING:
-		return !n;
-	case T_PROFILABLE:
-		return s->flags & LC_PROFILABLE;
-	case T_NEW:
-		return o->since && version_num(s->since) > version_num(o->since);
-	case T_DIFF:
-		return n && !lvmconf_is_default(cf, s, n);
-	default:
-		return true;
-	}
+	for (const char *c = d->path; *c && n + 1 < len; c++)
+		if (*c != '<' && *c != '>')
+			buf[n++] = *c;
+	buf[n] = '\0';
 }
 
-static void print_setting(struct strbuf *out, const struct conf_opts *o, const struct lvmconf *cf,
-                          const struct lvmconf_setting *s, int depth, bool section_commented)
+/* LVM2 takes the host tags out of what it read, and does not look into cache_settings (any
+ * policy's tunables). */
+static bool hidden_top(const struct cfg_node *n)
 {
-	char path[256];
-	const struct cfg_node *n;
-
-	snprintf(path, sizeof(path), "%s/%s", s->section, s->key);
-	n = lvmconf_node(cf, path);
-	if (o->type == T_LIST) {
-		sb_puts(out, path);
-		if (o->summary)
-			sb_printf(out, " - %s ", s->desc);
-		if (o->p.versions)
-			sb_printf(out, " - [%s]", s->since);
-		sb_putc(out, '\n');
-		return;
-	}
-	if ((o->type == T_FULL || o->type == T_DIFF) && n) {
-		lvmconf_print_setting_comments(out, s, depth, &o->p);
-		lvmconf_print_node(out, n, depth, &o->p);
-		return;
-	}
-	lvmconf_print_default(out, cf, s, depth, o->type != T_FULL || section_commented, &o->p);
+	return n->key && !strcmp(n->key, "tags");
 }
 
-static void print_section_head(struct strbuf *out, const struct conf_opts *o,
-                               const struct lvmconf_section *sec, bool commented)
+static bool unchecked_section(const char *path)
 {
-	if (o->p.comments)
-		sb_printf(out, "\n# Configuration section %s.\n# %s\n", sec->name, sec->desc);
-	if (o->p.versions)
-		sb_printf(out, "# Available since version %s.\n", sec->since);
-	sb_printf(out, "%s%s {\n", commented ? "# " : "", sec->name);
+	return !strncmp(path, "allocation/cache_settings/", 26);
 }
 
-/* --type full's order, as LVM2 merges lvm.conf into the defaults: each configured setting
- * (in the file's order) moves to just after the section's first one. */
-static void full_order(const struct lvmconf *cf, const struct lvmconf_section *sec,
-                       const struct lvmconf_setting **list, size_t n)
+/* The configured node of a definition: in what lvmconfig reports (--config's if given), or
+ * with `cascade` in --config's and lvm.conf's, as --type full looks. */
+static const struct cfg_node *configured_in(const struct lvmconf *cf, const struct lvmconf_def *d,
+                                            bool cascade)
 {
-	const struct cfg_tree *t = lvmconf_current(cf);
-	const struct cfg_node *s = t ? cfg_find(t, NULL, sec->name) : NULL;
+	char path[512];
 
-	for (const struct cfg_node *c = s && s->kind == CFG_SECTION ? s->child : NULL; c;
-	     c = c->next) {
-		size_t at = n;
-		for (size_t i = 0; i < n; i++)
-			if (c->key && !strcmp(list[i]->key, c->key))
-				at = i;
-		if (at == n || at == 0)
+	if (strchr(d->path, '<') || !strncmp(d->path, "tags", 4))
+		return NULL;
+	name_path(d, path, sizeof(path));
+	return cascade ? lvmconf_node(cf, path) : lvmconf_tree_node(lvmconf_current(cf), path);
+}
+
+static const struct cfg_node *configured(const struct lvmconf *cf, const struct lvmconf_def *d)
+{
+	return configured_in(cf, d, true);
+}
+
+/* The settings of section `path` as LVM2 merges --config's into lvm.conf's: lvm.conf's in
+ * its order, a value --config gives again in its place, --config's others right after the
+ * first. How many (at most `max`). */
+static size_t merged_children(const struct lvmconf *cf, const char *path,
+                              const struct cfg_node **out, size_t max)
+{
+	const struct cfg_node *base = lvmconf_tree_node(cf->tree, path);
+	const struct cfg_node *over = lvmconf_tree_node(cf->override, path);
+	size_t n = 0;
+
+	for (const struct cfg_node *c = base && base->kind == CFG_SECTION ? base->child : NULL;
+	     c && n < max; c = c->next)
+		if (c->kind != CFG_SECTION)
+			out[n++] = c;
+	for (const struct cfg_node *c = over && over->kind == CFG_SECTION ? over->child : NULL;
+	     c && n < max; c = c->next) {
+		size_t k = 0;
+		if (c->kind == CFG_SECTION)
 			continue;
-		const struct lvmconf_setting *x = list[at];
-		memmove(list + 2, list + 1, (at - 1) * sizeof(*list));
-		list[1] = x;
+		while (k < n && strcmp(out[k]->key ? out[k]->key : "", c->key ? c->key : ""))
+			k++;
+		if (k < n) {
+			out[k] = c;
+			continue;
+		}
+		k = n ? 1 : 0;
+		memmove(out + k + 1, out + k, (n - k) * sizeof(*out));
+		out[k] = c;
+		n++;
 	}
+	return n;
+}
+
+static bool section_has_any(const struct walk *w, size_t i);
+
+static long version(const struct conf_opts *o)
+{
+	return lvmconf_version_num(o->p.version ? o->p.version : LVMCONF_VERSION);
+}
+
+/* Whether a node of the defaults' tree is left out of this report. */
+static bool skipped(const struct walk *w, const struct lvmconf_def *d)
+{
+	const struct conf_opts *o = w->o;
+	long since = lvmconf_version_num(d->since);
+	bool hidden_deprecated = !o->show_deprecated && lvmconf_deprecated_at(d, o->p.version);
+
+	if ((o->ignore_advanced && (d->flags & LC_ADVANCED)) ||
+	    ((o->ignore_unsupported || !o->show_unsupported) && (d->flags & LC_UNSUPPORTED)))
+		return true;
+	switch (o->type) {
+	case T_FULL:
+	case T_MISSING:
+		if (configured_in(w->cf, d, o->type == T_FULL) || (d->flags & LC_NAME_VARIABLE))
+			return true;
+		return o->type == T_MISSING && (since > version(o) || hidden_deprecated);
+	case T_NEW:
+		if (o->since)
+			return since < lvmconf_version_num(o->since) || hidden_deprecated;
+		return since != version(o) || hidden_deprecated;
+	case T_PROFILABLE:
+	case T_PROFILABLE_CMD:
+	case T_PROFILABLE_MDA:
+		if (!(d->flags & LC_PROFILABLE) || since > version(o) || hidden_deprecated)
+			return true;
+		if (o->type == T_PROFILABLE_CMD)
+			return d->flags & LC_PROFILABLE_METADATA;
+		return o->type == T_PROFILABLE_MDA && !(d->flags & LC_PROFILABLE_METADATA);
+	default:
+		return since > version(o) || hidden_deprecated;
+	}
+}
+
+/* Whether a section has anything in this report: LVM2 prints it only then, even when what
+ * it has prints nothing itself (an empty section of variable name). */
+static bool section_has_any(const struct walk *w, size_t i)
+{
+	for (size_t j = i + 1, end = subtree_end(i); j < end; j = subtree_end(j))
+		if (!skipped(w, &lvmconf_defs[j]))
+			return true;
+	return false;
+}
+
+/* LVM2 comments out the lines of what has no default or an automatic one, except in the
+ * reports of what was configured. */
+static bool commented(const struct walk *w, const struct lvmconf_def *d)
+{
+	enum conf_type t = w->o->type;
+
+	return t != T_CURRENT && t != T_DIFF && t != T_FULL &&
+	       (d->flags & (LC_DEFAULT_UNDEFINED | LC_DEFAULT_COMMENTED));
+}
+
+static void put_tabs(struct strbuf *o, int depth)
+{
+	for (int i = 0; i < depth; i++)
+		sb_putc(o, '\t');
+}
+
+static void print_def(const struct walk *w, size_t i, int depth);
+
+/* --type full, as LVM2 merges the configuration into the defaults' tree: each configured
+ * setting of the section, in the file's order, goes in right after its first item. */
+static void print_children(const struct walk *w, size_t i, int depth)
+{
+	const struct lvmconf_def *d = &lvmconf_defs[i];
+	struct item {
+		size_t def;
+		const struct cfg_node *cfg;
+	} * items;
+	size_t n = 0, nset = 0, end = subtree_end(i);
+	const struct cfg_node *set[256];
+	char path[512];
+
+	items = calloc(end - i + ARRAY_SIZE(set), sizeof(*items));
+	if (!items)
+		return;
+	for (size_t j = i + 1; j < end; j = subtree_end(j))
+		if (!skipped(w, &lvmconf_defs[j]))
+			items[n++] = (struct item){.def = j};
+	if (w->o->type == T_FULL && !strchr(d->path, '<') && strcmp(d->path, "tags")) {
+		name_path(d, path, sizeof(path));
+		nset = merged_children(w->cf, path, set, ARRAY_SIZE(set));
+	}
+	for (size_t k = 0; k < nset; k++) {
+		const struct lvmconf_def *cd;
+		const struct cfg_node *c = set[k];
+		snprintf(path, sizeof(path), "%s/%s", d->path, c->key ? c->key : "");
+		if (!(cd = lvmconf_setting(path)))
+			continue;
+		size_t at = n ? 1 : 0;
+		memmove(items + at + 1, items + at, (n - at) * sizeof(*items));
+		items[at] = (struct item){.def = (size_t)(cd - lvmconf_defs), .cfg = c};
+		n++;
+	}
+	for (size_t k = 0; k < n; k++) {
+		if (!items[k].cfg) {
+			print_def(w, items[k].def, depth);
+			continue;
+		}
+		lvmconf_print_setting_comments(w->out, &lvmconf_defs[items[k].def], depth, &w->o->p,
+		                               true);
+		lvmconf_print_node(w->out, items[k].cfg, depth, &w->o->p);
+	}
+	free(items);
+}
+
+/* A node of the defaults' tree: a setting's default, or a section with what it holds. */
+static void print_def(const struct walk *w, size_t i, int depth)
+{
+	const struct lvmconf_def *d = &lvmconf_defs[i];
+	const struct conf_opts *o = w->o;
+
+	if (d->type != LC_SECTION) {
+		if (o->type == T_LIST) {
+			sb_puts(w->out, d->path);
+			if (o->p.summary)
+				sb_printf(w->out, " - %s ", d->desc);
+			if (o->p.versions)
+				sb_printf(w->out, "%s[%s]", o->p.summary ? "" : " - ", d->since);
+			sb_putc(w->out, '\n');
+			return;
+		}
+		lvmconf_print_default(w->out, w->cf, d, depth, commented(w, d), &o->p);
+		return;
+	}
+	if (!section_has_any(w, i))
+		return;
+	if (o->type == T_LIST) {
+		print_children(w, i, depth);
+		return;
+	}
+	lvmconf_print_setting_comments(w->out, d, depth, &o->p,
+	                               o->type == T_FULL && configured(w->cf, d));
+	put_tabs(w->out, depth);
+	sb_printf(w->out, "%s%s {\n", commented(w, d) ? "# " : "", d->name);
+	print_children(w, i, depth + 1);
+	put_tabs(w->out, depth);
+	sb_puts(w->out, commented(w, d) ? "# }\n" : "}\n");
+}
+
+/* The whole defaults' tree of the report's kind. */
+static void print_defaults(const struct walk *w)
+{
+	for (size_t i = 0; i < lvmconf_ndefs; i = subtree_end(i))
+		if (!(w->o->ignore_local && !strcmp(lvmconf_defs[i].path, "local")) &&
+		    section_has_any(w, i))
+			print_def(w, i, 0);
+}
+
+/* The definition named `path` in the defaults' tree of this report, SIZE_MAX when it is not
+ * in it (left out, or no such node). */
+static size_t find_in_defaults(const struct walk *w, const char *path)
+{
+	char np[512];
+
+	for (size_t i = 0; i < lvmconf_ndefs;) {
+		const struct lvmconf_def *d = &lvmconf_defs[i];
+		bool top = !strchr(d->path, '/');
+		if ((!top && skipped(w, d)) || (d->type == LC_SECTION && !section_has_any(w, i))) {
+			i = subtree_end(i); /* nothing under a node left out is in the tree */
+			continue;
+		}
+		if (top && w->o->ignore_local && !strcmp(d->path, "local")) {
+			i = subtree_end(i);
+			continue;
+		}
+		name_path(d, np, sizeof(np));
+		if (!strcmp(np, path))
+			return i;
+		i++;
+	}
+	return SIZE_MAX;
+}
+
+/* A configured node as lvmconfig reports what was read: a known one after its comments;
+ * what LVM2 does not know it leaves out (check_config said so). */
+static void print_configured(const struct walk *w, const struct cfg_node *n, const char *path,
+                             int depth, bool unchecked)
+{
+	const struct lvmconf_def *d = lvmconf_def_find(path);
+	char sub[1024];
+
+	if (!d && !unchecked)
+		return;
+	if (d)
+		lvmconf_print_setting_comments(w->out, d, depth, &w->o->p, false);
+	if (n->kind != CFG_SECTION) {
+		lvmconf_print_node(w->out, n, depth, &w->o->p);
+		return;
+	}
+	put_tabs(w->out, depth);
+	sb_printf(w->out, "%s {\n", n->key ? n->key : "");
+	for (const struct cfg_node *c = n->child; c; c = c->next) {
+		snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "");
+		print_configured(w, c, sub, depth + 1, unchecked || unchecked_section(path));
+	}
+	put_tabs(w->out, depth);
+	sb_puts(w->out, "}\n");
 }
 
 /* --type diff: the tree as read, with only the known settings that differ from their
  * defaults (LVM2 drops the ones it does not know). */
-static void print_diff(struct strbuf *out, const struct conf_opts *o, const struct lvmconf *cf)
+static void print_diff(const struct walk *w)
 {
+	const struct lvmconf *cf = w->cf;
 	const struct cfg_node *top[256], *n;
 	size_t ntop = lvmconf_order(&lvmconf_current(cf)->top, top, ARRAY_SIZE(top));
 	char path[512];
 
 	for (size_t i = 0; i < ntop; i++) {
 		bool any = false;
-		if (top[i]->kind != CFG_SECTION)
+		if (top[i]->kind != CFG_SECTION || hidden_top(top[i]))
 			continue;
 		for (int pass = 0; pass < 2; pass++) {
 			for (n = top[i]->child; n; n = n->next) {
-				const struct lvmconf_setting *s;
+				const struct lvmconf_def *s;
 				snprintf(path, sizeof(path), "%s/%s", top[i]->key,
 				         n->key ? n->key : "");
 				if (!(s = lvmconf_setting(path)) || lvmconf_is_default(cf, s, n) ||
 				    lvmconf_node(cf, path) != n)
 					continue;
 				if (pass && any) {
-					lvmconf_print_setting_comments(out, s, 1, &o->p);
-					lvmconf_print_node(out, n, 1, &o->p);
+					lvmconf_print_setting_comments(w->out, s, 1, &w->o->p,
+					                               false);
+					lvmconf_print_node(w->out, n, 1, &w->o->p);
 				}
 				any = true;
 			}
 			if (!any)
 				break;
 			if (!pass)
-				sb_printf(out, "%s {\n", top[i]->key);
+				sb_printf(w->out, "%s {\n", top[i]->key);
 		}
 		if (any)
-			sb_puts(out, "}\n");
+			sb_puts(w->out, "}\n");
 	}
 }
 
-/* A section of the table: its settings that belong, within braces (nothing when none). */
-static void print_table_section(struct strbuf *out, const struct conf_opts *o,
-                                const struct lvmconf *cf, const struct lvmconf_section *sec)
-{
-	bool commented = sec->commented && o->type != T_FULL && o->type != T_DIFF;
-	bool any = false;
-
-	for (size_t i = 0; i < lvmconf_nsettings && !any; i++)
-		any = !strcmp(lvmconf_settings[i].section, sec->name) &&
-		      wanted(o, cf, &lvmconf_settings[i]);
-	if (!any)
-		return;
-	const struct lvmconf_setting *list[64];
-	size_t n = 0;
-	for (size_t i = 0; i < lvmconf_nsettings && n < ARRAY_SIZE(list); i++)
-		if (!strcmp(lvmconf_settings[i].section, sec->name) &&
-		    wanted(o, cf, &lvmconf_settings[i]))
-			list[n++] = &lvmconf_settings[i];
-	if (o->type == T_FULL)
-		full_order(cf, sec, list, n);
-	if (o->type != T_LIST)
-		print_section_head(out, o, sec, commented);
-	for (size_t i = 0; i < n; i++)
-		print_setting(out, o, cf, list[i], o->type == T_LIST ? 0 : 1, commented);
-	if (o->type != T_LIST)
-		sb_puts(out, commented ? "# }\n" : "}\n");
-}
-
-/* One argument ("section" or "section/key"), or everything when NULL; false: not found. */
+/* One argument ("section", "section/key", "a/b/c"), or everything when NULL; false: not
+ * found. */
 static bool print_path(struct strbuf *out, const struct conf_opts *o, const struct lvmconf *cf,
                        const char *path)
 {
-	const struct lvmconf_setting *s;
-	const struct lvmconf_section *sec;
+	struct walk w = {out, o, cf};
+	size_t i;
 
 	if (o->type == T_CURRENT) {
-		/* as LVM2: with --config, what it gives (commands see both) */
-		const struct cfg_node *n =
-		    path ? lvmconf_tree_node(lvmconf_current(cf), path) : NULL;
+		const struct cfg_node *top[256], *n;
 		if (!path) {
-			const struct cfg_node *top[256];
 			size_t ntop =
 			    lvmconf_order(&lvmconf_current(cf)->top, top, ARRAY_SIZE(top));
-			for (size_t i = 0; i < ntop; i++)
-				lvmconf_print_node(out, top[i], 0, &o->p);
+			for (size_t k = 0; k < ntop; k++)
+				if (!hidden_top(top[k]))
+					print_configured(&w, top[k], top[k]->key ? top[k]->key : "",
+					                 0, false);
 			return true;
 		}
-		if (!n)
+		if (!strcmp(path, "tags") || !strncmp(path, "tags/", 5) ||
+		    !(n = lvmconf_tree_node(lvmconf_current(cf), path)))
 			return false;
-		if ((s = lvmconf_setting(path)))
-			lvmconf_print_setting_comments(out, s, 0, &o->p);
-		lvmconf_print_node(out, n, 0, &o->p);
+		if (!lvmconf_def_find(path) && strncmp(path, "allocation/cache_settings/", 26))
+			return false;
+		print_configured(&w, n, path, 0, !lvmconf_def_find(path));
 		return true;
 	}
-	if (!path && o->type == T_DIFF) {
-		print_diff(out, o, cf);
+	if (o->type == T_DIFF) {
+		if (path)
+			return false; /* LVM2 finds no node by name in a diff either */
+		print_diff(&w);
 		return true;
 	}
 	if (!path) {
-		for (size_t i = 0; i < lvmconf_nsections; i++)
-			print_table_section(out, o, cf, &lvmconf_sections[i]);
+		print_defaults(&w);
 		return true;
 	}
-	if ((sec = lvmconf_section_find(path))) {
-		size_t before = out->len;
-		print_table_section(out, o, cf, sec);
-		return out->len > before;
+	const struct lvmconf_def *d = lvmconf_setting(path);
+	const struct cfg_node *n = d ? configured(cf, d) : NULL;
+	if (o->type == T_FULL && n && n->kind != CFG_SECTION) { /* merged in from what was read */
+		lvmconf_print_setting_comments(out, d, 0, &o->p, true);
+		lvmconf_print_node(out, n, 0, &o->p);
+		return true;
 	}
-	if (!(s = lvmconf_setting(path)) || !wanted(o, cf, s))
+	if ((i = find_in_defaults(&w, path)) == SIZE_MAX)
 		return false;
-	print_setting(out, o, cf, s, 0, false);
+	print_def(&w, i, 0);
 	return true;
 }
 
-/* LVM2's warning for a known setting of the wrong type (it then takes the default). */
-static int check_types(const struct lvmconf *cf)
+/* LVM2's check of what was read (config/checks): a known setting of the wrong type is
+ * warned about (and its default taken), an unknown one said so and left out. How many. */
+static int check_node(const struct cfg_node *n, const char *path, bool quiet)
 {
+	const struct lvmconf_def *d = lvmconf_def_find(path);
+	const char *found, *expected;
+	char sub[1024];
 	int bad = 0;
 
-	for (size_t i = 0; i < lvmconf_nsettings; i++) {
-		const struct lvmconf_setting *s = &lvmconf_settings[i];
-		const struct cfg_node *n;
-		const char *found, *expected;
-		char path[256];
-
-		snprintf(path, sizeof(path), "%s/%s", s->section, s->key);
-		if ((n = lvmconf_node(cf, path)) && !lvmconf_type_ok(s, n, &found, &expected)) {
+	if (!d) {
+		if (!quiet)
+			fprintf(stderr, "  Configuration %s \"%s\" unknown.\n",
+			        n->kind == CFG_SECTION ? "section" : "setting", path);
+		return 1;
+	}
+	if (!lvmconf_type_ok(d, n, &found, &expected)) {
+		if (!quiet)
 			fprintf(
 			    stderr,
 			    "  WARNING: Configuration setting \"%s\" has invalid type. Found %s "
 			    "but expected %s.\n",
 			    path, found, expected);
-			bad++;
-		}
+		return 1;
 	}
+	if (n->kind != CFG_SECTION || unchecked_section(path))
+		return 0;
+	for (const struct cfg_node *c = n->child; c; c = c->next) {
+		snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "");
+		bad += check_node(c, sub, quiet);
+	}
+	return bad;
+}
+
+static int check_tree(const struct cfg_tree *t)
+{
+	const struct cfg_node *top[256];
+	size_t ntop = t ? lvmconf_order(&t->top, top, ARRAY_SIZE(top)) : 0;
+	int bad = 0;
+
+	for (size_t i = 0; i < ntop; i++)
+		if (!hidden_top(top[i]))
+			bad += check_node(top[i], top[i]->key ? top[i]->key : "", false);
 	return bad;
 }
 
 static int parse_type(const char *arg, enum conf_type *t)
 {
-	static const char *const names[] = {"current", "default", "diff", "full",
-	                                    "list",    "missing", "new",  "profilable"};
+	static const char *const names[] = {"current",
+	                                    "default",
+	                                    "diff",
+	                                    "full",
+	                                    "list",
+	                                    "missing",
+	                                    "new",
+	                                    "profilable",
+	                                    "profilable-command",
+	                                    "profilable-metadata"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(arg, names[i])) {
@@ -272,10 +500,16 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 	                                   {"typeconfig", required_argument, NULL, 4000},
 	                                   {"type", required_argument, NULL, 4000},
 	                                   {"ignoreadvanced", no_argument, NULL, 4001},
-	                                   {"ignoreunsupported", no_argument, NULL, 4002},
-	                                   {"ignorelocal", no_argument, NULL, 4002},
-	                                   {"mergedconfig", no_argument, NULL, 4002},
+	                                   {"ignoreunsupported", no_argument, NULL, 4010},
+	                                   {"ignorelocal", no_argument, NULL, 4011},
+	                                   {"mergedconfig", no_argument, NULL, 4015},
+	                                   {"withgeneralpreamble", no_argument, NULL, 4002},
+	                                   {"withlocalpreamble", no_argument, NULL, 4002},
+	                                   {"metadataprofile", required_argument, NULL, 4002},
 	                                   {"sinceversion", required_argument, NULL, 4003},
+	                                   {"atversion", required_argument, NULL, 4012},
+	                                   {"showdeprecated", no_argument, NULL, 4013},
+	                                   {"showunsupported", no_argument, NULL, 4014},
 	                                   {"validate", no_argument, NULL, 4004},
 	                                   {"withsummary", no_argument, NULL, 4005},
 	                                   {"withcomments", no_argument, NULL, 4006},
@@ -287,8 +521,8 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 	const char *file = NULL;
 	struct lvmconf cf;
 	struct strbuf out;
-	int opt, r, rc = ECMD_PROCESSED;
-	bool type_given = false;
+	int opt, r, bad, rc = ECMD_PROCESSED;
+	bool type_given = false, merged = false;
 
 	while ((opt = getopt_long(argc, argv, "yvqhdtf:l", lo, NULL)) != -1) {
 		switch (opt) {
@@ -297,7 +531,7 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 			continue;
 		case 'l':
 			o.type = T_LIST;
-			o.summary = type_given = true;
+			o.p.summary = type_given = true;
 			continue;
 		case 4000:
 			if (parse_type(optarg, &o.type))
@@ -316,7 +550,7 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 			o.validate = true;
 			continue;
 		case 4005:
-			o.summary = true;
+			o.p.summary = true;
 			continue;
 		case 4006:
 			o.p.comments = true;
@@ -330,13 +564,47 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 		case 4009:
 			o.p.versions = true;
 			continue;
+		case 4010:
+			o.ignore_unsupported = true;
+			continue;
+		case 4011:
+			o.ignore_local = true;
+			continue;
+		case 4012:
+			o.p.version = optarg;
+			continue;
+		case 4013:
+			o.show_deprecated = true;
+			continue;
+		case 4014:
+			o.show_unsupported = true;
+			continue;
+		case 4015:
+			merged = true;
+			continue;
 		}
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
-	(void)type_given;
-	if (o.type == T_LIST && o.p.comments) {
-		fprintf(stderr, "  --withcomments has no effect with --type list\n");
+	/* LVM2's refusals of options that do not go together */
+	const char *refusal = NULL;
+	unsigned va, vb, vc;
+	char tail;
+	if (o.type == T_LIST && o.p.comments)
+		refusal = "--withcomments has no effect with --type list";
+	else if (type_given && o.validate)
+		refusal = "Only one of --type and --validate permitted.";
+	else if (o.p.version && !type_given)
+		refusal = "--atversion requires --type or --list";
+	else if (o.type == T_CURRENT && (o.ignore_advanced || o.ignore_unsupported))
+		refusal =
+		    "--ignoreadvanced and --ignoreunsupported has no effect with --type current";
+	else if (merged && o.type != T_CURRENT && o.type != T_FULL)
+		refusal = "--mergedconfig has no effect without --type current or --type full";
+	else if (o.p.version && sscanf(o.p.version, "%u.%u.%u%c", &va, &vb, &vc, &tail) != 3)
+		refusal = "Incorrect version format.";
+	if (refusal) {
+		fprintf(stderr, "  %s\n", refusal);
 		fprintf(stderr, "  Run `lvmconfig --help' for more information.\n");
 		return EINVALID_CMD_LINE;
 	}
@@ -347,15 +615,30 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 		lvmconf_free(&cf);
 		return EINIT_FAILED;
 	}
-	if (check_types(&cf) && o.validate) {
-		fprintf(stderr, "  LVM configuration invalid.\n");
-		lvmconf_free(&cf);
-		return ECMD_FAILED;
+	/* As LVM2 says it: lvm.conf checked as it is read; with --config, that is checked
+	 * (lvm.conf again when it had nothing to say) and lvm.conf once more at the end. */
+	bad = check_tree(cf.tree);
+	if (cf.override) { /* --validate judges what lvmconfig reports: --config's */
+		bad = check_tree(cf.override);
+		if (!bad)
+			check_tree(cf.tree);
 	}
 	if (o.validate) {
-		printf("  LVM configuration valid.\n");
+		if (bad)
+			fprintf(stderr, "  LVM configuration invalid.\n");
+		else
+			printf("  LVM configuration valid.\n");
+		if (cf.override)
+			check_tree(cf.tree);
 		lvmconf_free(&cf);
-		return ECMD_PROCESSED;
+		return bad ? ECMD_FAILED : ECMD_PROCESSED;
+	}
+	if (o.type == T_FULL && !lvmconf_current(&cf)->top.child) {
+		/* LVM2 cannot merge into the defaults what it does not have */
+		fprintf(stderr, "  Cannot clone NULL config node.\n");
+		fprintf(stderr, "  Failed to clone current config tree.\n");
+		lvmconf_free(&cf);
+		return ECMD_FAILED;
 	}
 	sb_init(&out);
 	if (optind >= argc)
@@ -382,10 +665,14 @@ int cmd_lvmconfig(struct cli *c, int argc, char **argv)
 			fprintf(stderr, "  Configuration node %s not found\n", argv[i]);
 		sb_free(&probe);
 	}
+	if (cf.override)
+		check_tree(cf.tree);
 	sb_free(&out);
 	lvmconf_free(&cf);
 	return rc;
 }
+
+unsigned cli_polling_interval = 15;
 
 /* The settings a command takes from lvm.conf (and --config) before its options, which win:
  * global/units and suffix, and the report's form. */
@@ -428,5 +715,7 @@ void cli_config_defaults(struct cli *c, int argc, char **argv)
 	c->unquoted = !lvmconf_int(&cf, "report/quoted");
 	c->rows = lvmconf_int(&cf, "report/columns_as_rows") != 0;
 	c->binary = lvmconf_int(&cf, "report/binary_values_as_numeric") != 0;
+	int64_t poll = lvmconf_int(&cf, "activation/polling_interval");
+	cli_polling_interval = poll >= 0 && poll <= UINT32_MAX ? (unsigned)poll : 15;
 	lvmconf_free(&cf);
 }

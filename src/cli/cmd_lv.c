@@ -1484,6 +1484,7 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	bool merge = false, background = false;
 	int opt, r, rc = ECMD_PROCESSED;
 
+	merge_poll.interval = cli_polling_interval; /* -i wins */
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "i:b", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;

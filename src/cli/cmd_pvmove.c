@@ -217,7 +217,7 @@ int cmd_pvmove(struct cli *c, int argc, char **argv)
 	                                   {"noudevsync", no_argument, NULL, 9803},
 	                                   {"reportformat", required_argument, NULL, 9804},
 	                                   {0}};
-	struct pvmove_args a = {.interval = 15};
+	struct pvmove_args a = {.interval = cli_polling_interval};
 	struct ulvm_pvmove_opts o = {.alloc = ULVM_ALLOC_NORMAL};
 	const struct ulvm_dev_info *devs;
 	const char *vg_name = NULL;

@@ -504,22 +504,38 @@ static const struct help_cmd help_cmds[] = {
 #define LVMCONFIG_OPTS                                                                             \
 	{'f', "file", "String", "Write the output to this file instead of the standard output.",   \
 	 0},                                                                                       \
-	    {'l', "list", NULL, "The same as --typeconfig list.", 0},                              \
-	    {0, "typeconfig", "current|default|diff|full|list|missing|new|profilable",             \
+	    {'l', "list", NULL, "The same as --typeconfig list --withsummary.", 0},                \
+	    {0, "atversion", "String",                                                             \
+	     "Show the tree as LVM2 of this version has it (settings newer left out).", 0},        \
+	    {0, "typeconfig",                                                                      \
+	     "current|default|diff|full|list|missing|new|profilable|profilable-command|"           \
+	     "profilable-metadata",                                                                \
 	     "What to show: lvm.conf as read (current, the default), the settings' default "       \
 	     "values, the settings that differ from them, every setting with its value, the "      \
-	     "settings' names, those not set, those new since --sinceversion, or those a "         \
-	     "profile may set. --type is the same.",                                               \
+	     "settings' names, those not set, those new in this version (or since "                \
+	     "--sinceversion), or those a profile (a command or a metadata one) may set. --type "  \
+	     "is the same.",                                                                       \
 	     0},                                                                                   \
 	    {0, "ignoreadvanced", NULL, "Leave out the advanced settings.", 0},                    \
-	    {0, "ignoreunsupported", NULL, "Accepted for LVM2 compatibility.", 0},                 \
-	    {0, "ignorelocal", NULL, "Accepted for LVM2 compatibility.", 0},                       \
-	    {0, "mergedconfig", NULL, "Accepted for LVM2 compatibility.", 0},                      \
+	    {0, "ignoreunsupported", NULL, "Leave out the settings LVM2 does not support.", 0},    \
+	    {0, "ignorelocal", NULL, "Leave out the local section.", 0},                           \
+	    {0, "mergedconfig", NULL, "Accepted for LVM2 compatibility (ulvm has no profiles).",   \
+	     0},                                                                                   \
+	    {0, "metadataprofile", "String",                                                       \
+	     "Accepted for LVM2 compatibility (ulvm has no profiles).", 0},                        \
 	    {0, "sinceversion", "String", "With --typeconfig new: since this version (2.03.00).",  \
 	     0},                                                                                   \
-	    {0, "validate", NULL, "Check lvm.conf: the file parses and names known settings.", 0}, \
+	    {0, "showdeprecated", NULL, "Show the deprecated settings too.", 0},                   \
+	    {0, "showunsupported", NULL, "Show the settings LVM2 does not support too.", 0},       \
+	    {0, "validate", NULL,                                                                  \
+	     "Check lvm.conf: the file parses, names known settings, each of its type.", 0},       \
 	    {0, "withsummary", NULL, "A line about each setting before it.", 0},                   \
-	    {0, "withcomments", NULL, "A comment about each setting before it.", 0},               \
+	    {0, "withcomments", NULL,                                                              \
+	     "A comment about each setting before it: what it does in ulvm, or that ulvm "         \
+	     "ignores it, and LVM2's flags.",                                                      \
+	     0},                                                                                   \
+	    {0, "withgeneralpreamble", NULL, "Accepted for LVM2 compatibility.", 0},               \
+	    {0, "withlocalpreamble", NULL, "Accepted for LVM2 compatibility.", 0},                 \
 	    {0, "withspaces", NULL, "Spaces around = and in arrays.", 0},                          \
 	    {0, "unconfigured", NULL,                                                              \
 	     "Default values as LVM2's build leaves them for its configure step.", 0},             \
@@ -529,13 +545,15 @@ static const struct help_cmd help_cmds[] = {
 #define LVMCONFIG_DESC                                                                             \
 	"Prints LVM2's configuration (lvm.conf in $LVM_SYSTEM_DIR, default /etc/lvm, then "        \
 	"--config) or the settings' defaults, whole or the sections and settings named "           \
-	"(devices/scan_lvs). ulvm knows the settings it honours -- backup/backup, backup_dir, "    \
+	"(devices/scan_lvs). ulvm knows every setting of LVM2 2.03.16, with its type, default, "   \
+	"version and flags, and checks lvm.conf as LVM2 does (an unknown setting is said and "     \
+	"left out, one of the wrong type warned about). It honours backup/backup, backup_dir, "    \
 	"archive, archive_dir, retain_min, retain_days; global/locking_dir, units, suffix; "       \
-	"report/output_format, headings, separator (with aligned), prefixes, quoted, "             \
-	"columns_as_rows, "                                                                        \
-	"binary_values_as_numeric -- and, with LVM2's defaults, a few others LVM2 users ask "      \
-	"about (global/umask, global/test, devices/...), which it does not honour: ulvm never "    \
-	"scans /dev, its devices are the ones --devices names."
+	"report/output_format, aligned, headings, separator, prefixes, quoted, columns_as_rows, "  \
+	"binary_values_as_numeric; log/report_command_log, command_log_cols, command_log_sort, "   \
+	"command_log_selection; activation/polling_interval. The others it accepts and ignores "   \
+	"(--withcomments says so for each): ulvm never scans /dev, its devices are the ones "      \
+	"--devices names."
     {"lvmconfig", "Display and manipulate configuration information", STYLE_LVM,
      FORMS({NULL, "", "[ String ... ]"}), OPTS(LVMCONFIG_OPTS), LVMCONFIG_DESC},
     {"dumpconfig", "Display and manipulate configuration information", STYLE_LVM,

@@ -1,91 +1,16 @@
 /*
- * LVM2's configuration for ulvm: lvm.conf merged with --config, and the settings ulvm knows
- * (lvmconf.h). The values (defaults, versions, flags) are LVM2 2.03.16's, as its
- * `lvmconfig --type default --withversions` prints them; the descriptions are ulvm's.
+ * LVM2's configuration for ulvm: lvm.conf merged with --config, and LVM2's settings tree
+ * (lvmconf_table.c, generated from LVM2 2.03.16's lvmconfig; the descriptions are ulvm's).
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "lvmconf.h"
-
-#define H LC_HONOURED
-#define P LC_PROFILABLE
-
-const struct lvmconf_section lvmconf_sections[] = {
-    {"devices", "1.0.0", false, "How LVM2 finds and filters the devices it considers."},
-    {"backup", "1.0.0", false,
-     "Copies of the metadata: the current one (backup) and the ones before each change "
-     "(archive)."},
-    {"global", "1.0.0", false, "Settings for every command."},
-    {"report", "1.0.0", true, "How the report commands print."},
-};
-const size_t lvmconf_nsections = ARRAY_SIZE(lvmconf_sections);
-
-const struct lvmconf_setting lvmconf_settings[] = {
-    {"devices", "dir", LC_STRING, "/dev", 0, NULL, "1.0.0", LC_ADVANCED,
-     "Where the device nodes are."},
-    {"devices", "scan", LC_ARRAY, "/dev", 0, NULL, "1.0.0", LC_ADVANCED,
-     "The directories searched for devices."},
-    {"devices", "use_devicesfile", LC_BOOL, NULL, 0, NULL, "2.3.12", 0,
-     "Consider only the devices the devices file lists."},
-    {"devices", "devicesfile", LC_STRING, "system.devices", 0, NULL, "2.3.12", 0,
-     "The devices file's name, in the devices directory under the system directory."},
-    {"devices", "filter", LC_ARRAY, "a|.*|", 0, NULL, "1.0.0", 0,
-     "Patterns that accept (a) or reject (r) devices by their names."},
-    {"devices", "global_filter", LC_ARRAY, "a|.*|", 0, NULL, "2.2.98", 0,
-     "Like filter, for every command and every scan."},
-    {"devices", "scan_lvs", LC_BOOL, NULL, 0, NULL, "2.2.182", 0,
-     "Whether LVs may be scanned for PVs (LVs stacked on LVs)."},
-    {"devices", "issue_discards", LC_BOOL, NULL, 0, NULL, "2.2.85", 0,
-     "Discard the space an LV frees on its PVs."},
-    {"backup", "backup", LC_BOOL, NULL, 1, NULL, "1.0.0", H,
-     "Keep a copy of each VG's current metadata in backup_dir."},
-    {"backup", "backup_dir", LC_STRING, "backup", 0, "@DEFAULT_SYS_DIR@/@DEFAULT_BACKUP_SUBDIR@",
-     "1.0.0", H | LC_SYSDIR, "The directory of the metadata backups."},
-    {"backup", "archive", LC_BOOL, NULL, 1, NULL, "1.0.0", H,
-     "Keep each VG's metadata as it was before every change in archive_dir."},
-    {"backup", "archive_dir", LC_STRING, "archive", 0, "@DEFAULT_SYS_DIR@/@DEFAULT_ARCHIVE_SUBDIR@",
-     "1.0.0", H | LC_SYSDIR, "The directory of the metadata archives."},
-    {"backup", "retain_min", LC_INT, NULL, 10, NULL, "1.0.0", H,
-     "How many archives of a VG are kept at least."},
-    {"backup", "retain_days", LC_INT, NULL, 30, NULL, "1.0.0", H,
-     "How many days an archive is kept at least."},
-    {"global", "umask", LC_INT, NULL, 077, NULL, "1.0.0", LC_OCTAL,
-     "The file mode creation mask of the commands."},
-    {"global", "test", LC_BOOL, NULL, 0, NULL, "1.0.0", 0,
-     "Run every command as with --test: nothing is written."},
-    {"global", "units", LC_STRING, "r", 0, NULL, "1.0.0", H | P,
-     "The units of sizes when --units is not given."},
-    {"global", "suffix", LC_BOOL, NULL, 1, NULL, "1.0.0", H | P,
-     "Whether sizes are printed with their unit's letter."},
-    {"global", "locking_dir", LC_STRING, "/run/lock/lvm", 0, "@DEFAULT_LOCK_DIR@", "1.0.0", H,
-     "The directory of the VG lock files."},
-    {"report", "output_format", LC_STRING, "basic", 0, NULL, "2.2.158", H | P,
-     "The reports' format when --reportformat is not given: basic or json."},
-    {"report", "aligned", LC_BOOL, NULL, 1, NULL, "1.0.0", H | P,
-     "Align the columns of the reports."},
-    {"report", "headings", LC_BOOL, NULL, 1, NULL, "1.0.0", H | P,
-     "Print the heading line of the reports."},
-    {"report", "separator", LC_STRING, " ", 0, NULL, "1.0.0", H | P,
-     "The string between the columns of a report."},
-    {"report", "list_item_separator", LC_STRING, ",", 0, NULL, "2.2.108", P,
-     "The string between the items of a list value (tags)."},
-    {"report", "prefixes", LC_BOOL, NULL, 0, NULL, "2.2.36", H | P,
-     "Print each value as LVM2_FIELD=value (as --nameprefixes)."},
-    {"report", "quoted", LC_BOOL, NULL, 1, NULL, "2.2.39", H | P,
-     "With prefixes: quote the values."},
-    {"report", "columns_as_rows", LC_BOOL, NULL, 0, NULL, "1.0.0", H | P,
-     "A line per field, the values across (as --rows)."},
-    {"report", "binary_values_as_numeric", LC_BOOL, NULL, 0, NULL, "2.2.108", H | P,
-     "Print 1 or 0 for the fields that are set or not (as --binary)."},
-    {"report", "time_format", LC_STRING, "%Y-%m-%d %T %z", 0, NULL, "2.2.123", P,
-     "The strftime format of the time fields."},
-};
-const size_t lvmconf_nsettings = ARRAY_SIZE(lvmconf_settings);
 
 int lvmconf_parse(struct lvmconf *cf, const char *sysdir, const char *text, size_t len,
                   const char *override)
@@ -202,28 +127,72 @@ size_t lvmconf_order(const struct cfg_node *sec, const struct cfg_node **out, si
 	return n;
 }
 
-const struct lvmconf_setting *lvmconf_setting(const char *path)
+/* Whether definition path `def` names `path`: part by part, a <name> part matching any. */
+static bool path_matches(const char *def, const char *path, bool *variable)
 {
-	const char *slash = strchr(path, '/');
-
-	if (!slash)
-		return NULL;
-	for (size_t i = 0; i < lvmconf_nsettings; i++) {
-		const struct lvmconf_setting *s = &lvmconf_settings[i];
-		if (strlen(s->section) == (size_t)(slash - path) &&
-		    !strncmp(s->section, path, (size_t)(slash - path)) &&
-		    !strcmp(s->key, slash + 1))
-			return s;
+	while (*def && *path) {
+		size_t dl = strcspn(def, "/"), pl = strcspn(path, "/");
+		if (def[0] == '<')
+			*variable = true;
+		else if (dl != pl || strncmp(def, path, dl))
+			return false;
+		def += dl;
+		path += pl;
+		if (*def != *path)
+			return false;
+		if (*def)
+			def++, path++;
 	}
-	return NULL;
+	return !*def && !*path;
 }
 
-const struct lvmconf_section *lvmconf_section_find(const char *name)
+static const struct lvmconf_def *find_def(const char *path, int want) /* want: -1 any */
 {
-	for (size_t i = 0; i < lvmconf_nsections; i++)
-		if (!strcmp(lvmconf_sections[i].name, name))
-			return &lvmconf_sections[i];
-	return NULL;
+	const struct lvmconf_def *loose = NULL;
+
+	for (size_t i = 0; i < lvmconf_ndefs; i++) {
+		const struct lvmconf_def *d = &lvmconf_defs[i];
+		bool variable = false;
+		if (want >= 0 && (d->type == LC_SECTION) != (want == LC_SECTION))
+			continue;
+		if (!path_matches(d->path, path, &variable))
+			continue;
+		if (!variable)
+			return d;
+		if (!loose)
+			loose = d;
+	}
+	return loose;
+}
+
+const struct lvmconf_def *lvmconf_def_find(const char *path)
+{
+	return find_def(path, -1);
+}
+
+const struct lvmconf_def *lvmconf_setting(const char *path)
+{
+	return find_def(path, LC_INT);
+}
+
+const struct lvmconf_def *lvmconf_section_find(const char *path)
+{
+	return find_def(path, LC_SECTION);
+}
+
+long lvmconf_version_num(const char *v)
+{
+	long a = 0, b = 0, c = 0;
+
+	if (v)
+		sscanf(v, "%ld.%ld.%ld", &a, &b, &c);
+	return a * 1000000 + b * 1000 + c;
+}
+
+bool lvmconf_deprecated_at(const struct lvmconf_def *s, const char *version)
+{
+	return s->deprecated && lvmconf_version_num(version ? version : LVMCONF_VERSION) >=
+	                            lvmconf_version_num(s->deprecated);
 }
 
 static const char *node_type_name(const struct cfg_node *n)
@@ -235,88 +204,172 @@ static const char *node_type_name(const struct cfg_node *n)
 	return n->v.type == CFG_INT ? "integer" : n->v.type == CFG_FLOAT ? "float" : "string";
 }
 
-bool lvmconf_type_ok(const struct lvmconf_setting *s, const struct cfg_node *n, const char **found,
+/* The words LVM2 accepts for a boolean given as a string. */
+static bool bool_word(const char *s)
+{
+	static const char *const words[] = {"y", "n", "yes", "no", "on", "off", "true", "false"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (!strcasecmp(s, words[i]))
+			return true;
+	return false;
+}
+
+static bool item_ok(const struct lvmconf_def *s, const struct cfg_value *v)
+{
+	switch (v->type) {
+	case CFG_INT:
+		return s->flags & (LC_ARRAY_INT | LC_ARRAY_BOOL);
+	case CFG_FLOAT:
+		return s->flags & LC_ARRAY_FLOAT;
+	default:
+		return s->flags & LC_ARRAY_STRING;
+	}
+}
+
+bool lvmconf_type_ok(const struct lvmconf_def *s, const struct cfg_node *n, const char **found,
                      const char **expected)
 {
+	static const char *const array_names[] = {
+	    "array with values of type: ", "array with values of type: integer",
+	    "array with values of type: string", "array with values of type: integer string"};
 	bool ok;
 
+	*found = node_type_name(n);
 	switch (s->type) {
+	case LC_SECTION:
+		*expected = "section";
+		return n->kind == CFG_SECTION;
 	case LC_BOOL:
+		*expected = "boolean";
+		return n->kind == CFG_ASSIGN &&
+		       (n->v.type == CFG_INT || (n->v.type == CFG_STRING && bool_word(n->v.s)));
 	case LC_INT:
-		ok = n->kind == CFG_ASSIGN && n->v.type == CFG_INT;
-		*expected = s->type == LC_BOOL ? "boolean" : "integer";
-		break;
+		*expected = "integer";
+		return n->kind == CFG_ASSIGN && n->v.type == CFG_INT;
+	case LC_FLOAT:
+		*expected = "float";
+		return n->kind == CFG_ASSIGN && n->v.type == CFG_FLOAT;
 	case LC_STRING:
-		ok = n->kind == CFG_ASSIGN && n->v.type == CFG_STRING;
 		*expected = "string";
-		break;
-	default: /* an array, or one string standing for an array of one, as LVM2 takes it */
-		ok = n->kind == CFG_ARRAY || (n->kind == CFG_ASSIGN && n->v.type == CFG_STRING);
-		if (ok && n->kind == CFG_ARRAY)
-			for (size_t i = 0; i < n->nitems; i++)
-				ok &= n->items[i].type == CFG_STRING;
-		*expected = "array";
+		return n->kind == CFG_ASSIGN && n->v.type == CFG_STRING;
+	case LC_ARRAY:
 		break;
 	}
-	*found = node_type_name(n);
+	*expected = array_names[((s->flags & LC_ARRAY_INT) ? 1 : 0) |
+	                        ((s->flags & LC_ARRAY_STRING) ? 2 : 0)];
+	/* an array, or one value standing for an array of one, as LVM2 takes it */
+	if (n->kind == CFG_ASSIGN)
+		return item_ok(s, &n->v);
+	ok = n->kind == CFG_ARRAY;
+	for (size_t i = 0; ok && i < n->nitems; i++)
+		ok = item_ok(s, &n->items[i]);
 	return ok;
 }
 
-static void default_path(const struct lvmconf *cf, const struct lvmconf_setting *s, char *buf,
+/* `text` with @SYSDIR@ replaced by the system directory. */
+static void expand(struct strbuf *o, const struct lvmconf *cf, const char *text)
+{
+	const char *at;
+
+	while ((at = strstr(text, "@SYSDIR@"))) {
+		sb_put(o, text, (size_t)(at - text));
+		sb_puts(o, cf->sysdir);
+		text = at + 8;
+	}
+	sb_puts(o, text);
+}
+
+/* The first quoted string of a default's text, unescaped; "" when there is none. */
+static void first_string(const char *text, char *buf, size_t len)
+{
+	const char *q = strchr(text, '"');
+	size_t n = 0;
+
+	if (q)
+		for (q++; *q && *q != '"' && n + 1 < len; q++) {
+			if (*q == '\\' && q[1])
+				q++;
+			buf[n++] = *q;
+		}
+	buf[n] = '\0';
+}
+
+static void default_text(const struct lvmconf *cf, const struct lvmconf_def *s, char *buf,
                          size_t len)
 {
-	if (s->flags & LC_SYSDIR)
-		snprintf(buf, len, "%s/%s", cf->sysdir, s->def_str);
-	else
-		snprintf(buf, len, "%s", s->def_str ? s->def_str : "");
+	struct strbuf o;
+
+	sb_init(&o);
+	expand(&o, cf, s->def ? s->def : "");
+	snprintf(buf, len, "%s", o.buf ? o.buf : "");
+	sb_free(&o);
 }
 
 int64_t lvmconf_int(const struct lvmconf *cf, const char *path)
 {
-	const struct lvmconf_setting *s = lvmconf_setting(path);
+	const struct lvmconf_def *s = lvmconf_setting(path);
 	const struct cfg_node *n = lvmconf_node(cf, path);
 	const char *f, *e;
 
 	if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN &&
 	    n->v.type == CFG_INT)
 		return n->v.i;
-	return s ? s->def_int : 0;
+	if (s && n && lvmconf_type_ok(s, n, &f, &e) && s->type == LC_BOOL)
+		return strchr("yYtT", n->v.s[0]) || !strcasecmp(n->v.s, "on");
+	return s && s->def && (s->type == LC_BOOL || s->type == LC_INT) ? strtoll(s->def, NULL, 0)
+	                                                                : 0;
 }
 
 const char *lvmconf_str(const struct lvmconf *cf, const char *path, char *buf, size_t len)
 {
-	const struct lvmconf_setting *s = lvmconf_setting(path);
+	const struct lvmconf_def *s = lvmconf_setting(path);
 	const struct cfg_node *n = lvmconf_node(cf, path);
 	const char *f, *e;
+	char def[4200];
 
 	if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN &&
 	    n->v.type == CFG_STRING)
 		snprintf(buf, len, "%s", n->v.s);
 	else if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ASSIGN)
 		snprintf(buf, len, "%" PRId64, n->v.i);
-	else if (s && (s->type == LC_BOOL || s->type == LC_INT))
-		snprintf(buf, len, "%" PRId64, s->def_int);
-	else if (s)
-		default_path(cf, s, buf, len);
+	else if (s && n && lvmconf_type_ok(s, n, &f, &e) && n->kind == CFG_ARRAY && n->nitems &&
+	         n->items[0].type == CFG_STRING)
+		snprintf(buf, len, "%s", n->items[0].s);
+	else if (s && s->def && (s->type == LC_BOOL || s->type == LC_INT))
+		snprintf(buf, len, "%" PRId64, (int64_t)strtoll(s->def, NULL, 0));
+	else if (s && s->def && (s->type == LC_STRING || s->type == LC_ARRAY)) {
+		default_text(cf, s, def, sizeof(def));
+		first_string(def, buf, len);
+	} else if (s && s->def)
+		snprintf(buf, len, "%s", s->def);
 	else
 		buf[0] = 0;
 	return buf;
 }
 
-bool lvmconf_is_default(const struct lvmconf *cf, const struct lvmconf_setting *s,
+bool lvmconf_is_default(const struct lvmconf *cf, const struct lvmconf_def *s,
                         const struct cfg_node *n)
 {
 	char def[4200];
 	const char *f, *e;
+	struct strbuf o;
+	bool same;
 
-	if (!lvmconf_type_ok(s, n, &f, &e))
+	if (!s->def || !lvmconf_type_ok(s, n, &f, &e))
 		return false;
-	if (s->type == LC_BOOL || s->type == LC_INT)
-		return n->v.i == s->def_int;
-	default_path(cf, s, def, sizeof(def));
-	if (s->type == LC_STRING || n->kind == CFG_ASSIGN)
-		return !strcmp(n->v.s, def);
-	return n->nitems == 1 && !strcmp(n->items[0].s, def);
+	if ((s->type == LC_BOOL || s->type == LC_INT) && n->v.type == CFG_INT)
+		return n->v.i == strtoll(s->def, NULL, 0);
+	default_text(cf, s, def, sizeof(def));
+	sb_init(&o);
+	if (s->type == LC_ARRAY && n->kind == CFG_ASSIGN)
+		sb_putc(&o, '[');
+	lvmconf_put_node_value(&o, n);
+	if (s->type == LC_ARRAY && n->kind == CFG_ASSIGN)
+		sb_putc(&o, ']');
+	same = !strcmp(o.buf ? o.buf : "", def);
+	sb_free(&o);
+	return same;
 }
 
 static void put_tabs(struct strbuf *o, int depth)
@@ -352,6 +405,21 @@ static void put_assign(struct strbuf *o, const char *key, const struct lvmconf_p
 	sb_puts(o, p->spaces ? " = " : "=");
 }
 
+void lvmconf_put_node_value(struct strbuf *o, const struct cfg_node *n)
+{
+	if (n->kind == CFG_ASSIGN) {
+		put_value(o, &n->v);
+		return;
+	}
+	sb_putc(o, '[');
+	for (size_t i = 0; i < n->nitems; i++) {
+		if (i)
+			sb_putc(o, ',');
+		put_value(o, &n->items[i]);
+	}
+	sb_putc(o, ']');
+}
+
 void lvmconf_print_node(struct strbuf *o, const struct cfg_node *n, int depth,
                         const struct lvmconf_print *p)
 {
@@ -368,66 +436,99 @@ void lvmconf_print_node(struct strbuf *o, const struct cfg_node *n, int depth,
 		return;
 	}
 	put_assign(o, n->key ? n->key : "", p);
-	if (n->kind == CFG_ASSIGN) {
-		put_value(o, &n->v);
-	} else {
-		sb_puts(o, p->spaces ? "[ " : "[");
-		for (size_t i = 0; i < n->nitems; i++) {
-			if (i)
-				sb_puts(o, p->spaces ? ", " : ",");
-			put_value(o, &n->items[i]);
-		}
-		sb_puts(o, p->spaces ? " ]" : "]");
-	}
+	lvmconf_put_node_value(o, n);
 	sb_putc(o, '\n');
 }
 
-void lvmconf_print_setting_comments(struct strbuf *o, const struct lvmconf_setting *s, int depth,
-                                    const struct lvmconf_print *p)
+void lvmconf_put_default(struct strbuf *o, const struct lvmconf *cf, const struct lvmconf_def *s,
+                         bool spaces, bool unconfigured)
 {
-	if (p->comments) {
+	const char *text = unconfigured && s->unconfigured ? s->unconfigured : s->def;
+	struct strbuf x;
+	bool quoted = false;
+
+	sb_init(&x);
+	expand(&x, cf, text ? text : "");
+	/* with spaces, as LVM2: "[ "a", "b" ]", an empty array "[ ]" */
+	for (const char *c = x.buf ? x.buf : ""; *c; c++) {
+		if (quoted && *c == '\\' && c[1]) {
+			sb_putc(o, *c++);
+			sb_putc(o, *c);
+			continue;
+		}
+		if (*c == '"')
+			quoted = !quoted;
+		if (!spaces || quoted)
+			sb_putc(o, *c);
+		else if (*c == '[')
+			sb_puts(o, "[ ");
+		else if (*c == ']')
+			sb_puts(o, c > x.buf && c[-1] == '[' ? "]" : " ]");
+		else if (*c == ',')
+			sb_puts(o, ", ");
+		else
+			sb_putc(o, *c);
+	}
+	sb_free(&x);
+}
+
+void lvmconf_print_setting_comments(struct strbuf *o, const struct lvmconf_def *s, int depth,
+                                    const struct lvmconf_print *p, bool used)
+{
+	const char *what = s->type == LC_SECTION ? "section" : "option";
+
+	if (p->comments || p->summary) {
 		sb_putc(o, '\n');
 		put_tabs(o, depth);
-		sb_printf(o, "# Configuration option %s/%s.\n", s->section, s->key);
+		sb_printf(o, "# Configuration %s %s.\n", what, s->path);
 		put_tabs(o, depth);
 		sb_printf(o, "# %s\n", s->desc);
-		put_tabs(o, depth);
-		sb_puts(o, "# This configuration option has an automatic default value.\n");
+		static const struct {
+			unsigned flag;
+			const char *text;
+		} notes[] = {
+		    {LC_ADVANCED, "is advanced"},
+		    {LC_UNSUPPORTED, "is not officially supported"},
+		    {LC_NAME_VARIABLE, "has variable name"},
+		    {LC_DEFAULT_UNDEFINED, "does not have a default value defined"},
+		    {LC_DEFAULT_COMMENTED, "has an automatic default value"},
+		};
+		if (lvmconf_deprecated_at(s, p->version)) {
+			put_tabs(o, depth);
+			sb_printf(o, "# This configuration %s is deprecated.\n", what);
+		}
+		for (size_t i = 0; i < ARRAY_SIZE(notes); i++)
+			if (s->flags & notes[i].flag) {
+				put_tabs(o, depth);
+				sb_printf(o, "# This configuration %s %s.\n", what, notes[i].text);
+			}
+		if (used) {
+			put_tabs(o, depth);
+			sb_puts(o,
+			        "# Value defined in existing configuration has been used for this "
+			        "setting.\n");
+		}
 	}
 	if (p->versions) {
 		put_tabs(o, depth);
 		sb_printf(o, "# Available since version %s.\n", s->since);
+		if (lvmconf_deprecated_at(s, p->version)) {
+			put_tabs(o, depth);
+			sb_printf(o, "# Deprecated since version %s.\n", s->deprecated);
+		}
 	}
 }
 
-void lvmconf_print_default(struct strbuf *o, const struct lvmconf *cf,
-                           const struct lvmconf_setting *s, int depth, bool commented,
-                           const struct lvmconf_print *p)
+void lvmconf_print_default(struct strbuf *o, const struct lvmconf *cf, const struct lvmconf_def *s,
+                           int depth, bool commented, const struct lvmconf_print *p)
 {
-	char def[4200];
-
-	lvmconf_print_setting_comments(o, s, depth, p);
+	lvmconf_print_setting_comments(o, s, depth, p, false);
+	if (!s->def && !(p->unconfigured && s->unconfigured))
+		return; /* LVM2 prints no line for a setting without a default */
 	put_tabs(o, depth);
 	if (commented)
 		sb_puts(o, "# ");
-	put_assign(o, s->key, p);
-	if (p->unconfigured && s->unconfigured)
-		snprintf(def, sizeof(def), "%s", s->unconfigured);
-	else
-		default_path(cf, s, def, sizeof(def));
-	switch (s->type) {
-	case LC_BOOL:
-	case LC_INT:
-		sb_printf(o, (s->flags & LC_OCTAL) ? "0%" PRIo64 : "%" PRId64, s->def_int);
-		break;
-	case LC_STRING:
-		put_string(o, def);
-		break;
-	case LC_ARRAY:
-		sb_puts(o, p->spaces ? "[ " : "[");
-		put_string(o, def);
-		sb_puts(o, p->spaces ? " ]" : "]");
-		break;
-	}
+	put_assign(o, s->name, p);
+	lvmconf_put_default(o, cf, s, p->spaces, p->unconfigured);
 	sb_putc(o, '\n');
 }

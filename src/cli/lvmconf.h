@@ -15,39 +15,47 @@
 
 #define LVMCONF_DEFAULT_SYSTEM_DIR "/etc/lvm"
 
-enum lvmconf_type { LC_BOOL, LC_INT, LC_STRING, LC_ARRAY };
+/* What a setting holds (LVM2's CFG_TYPE_*); an array names its items' types in flags. */
+enum lvmconf_type { LC_SECTION, LC_BOOL, LC_INT, LC_FLOAT, LC_STRING, LC_ARRAY };
 
+/* LVM2's flags of a setting, and ulvm's notes on printing its default. */
 enum {
-	LC_ADVANCED = 1 << 0,   /* left out with --ignoreadvanced */
-	LC_PROFILABLE = 1 << 1, /* a profile may set it (--type profilable) */
-	LC_SYSDIR = 1 << 2,     /* the default is a path under the system directory */
-	LC_OCTAL = 1 << 3,      /* printed in octal (umask) */
-	LC_HONOURED = 1 << 4,   /* ulvm acts on it */
+	LC_ADVANCED = 1 << 0,          /* left out with --ignoreadvanced */
+	LC_UNSUPPORTED = 1 << 1,       /* left out with --ignoreunsupported, shown with --show.. */
+	LC_DEPRECATED = 1 << 2,        /* deprecated (since `deprecated`) */
+	LC_NAME_VARIABLE = 1 << 3,     /* a section whose name the user chooses (tags/<tag>) */
+	LC_DEFAULT_UNDEFINED = 1 << 4, /* no default value: printed only when configured */
+	LC_DEFAULT_COMMENTED = 1 << 5, /* the default is printed commented out ("# key=value") */
+	LC_PROFILABLE = 1 << 6,        /* a profile may set it (--type profilable) */
+	LC_PROFILABLE_METADATA = 1 << 7, /* ... a metadata profile too */
+	LC_SYSDIR = 1 << 8,              /* the default holds @SYSDIR@: the system directory */
+	LC_OCTAL = 1 << 9,               /* printed in octal (umask) */
+	LC_ARRAY_INT = 1 << 10,          /* LC_ARRAY: integer items are accepted */
+	LC_ARRAY_STRING = 1 << 11,       /* ... string items */
+	LC_ARRAY_FLOAT = 1 << 12,
+	LC_ARRAY_BOOL = 1 << 13,
 };
 
-struct lvmconf_setting {
-	const char *section, *key;
+/* One node of LVM2's settings tree (sections too), in LVM2's order: a section's settings
+ * follow it. Generated into lvmconf_table.c by scripts/gen-lvmconf-table.py. */
+struct lvmconf_def {
+	const char *path; /* "devices/filter", "tags/<tag>/host_list" */
+	const char *name; /* the last part of the path, without <> */
 	enum lvmconf_type type;
-	const char *def_str;      /* LC_STRING, LC_ARRAY (its one item); LC_SYSDIR: under the dir */
-	int64_t def_int;          /* LC_BOOL, LC_INT */
-	const char *unconfigured; /* --unconfigured's default, NULL: the default */
-	const char *since;        /* the LVM2 version that has it first, "2.3.12" */
 	unsigned flags;
-	const char *desc; /* one line, for --withcomments and -l */
+	const char *def;          /* the default as LVM2 prints it ("[\"/dev\"]", "077"); NULL:
+	                           * none */
+	const char *unconfigured; /* --unconfigured's form, NULL: the default's */
+	const char *since;        /* the LVM2 version that has it first, "2.3.12" */
+	const char *deprecated;   /* the version that deprecated it, NULL: not deprecated */
+	const char *desc;         /* ulvm's one line: what it does in ulvm, or that it is ignored */
 };
 
-struct lvmconf_section {
-	const char *name;
-	const char *since;
-	bool commented; /* LVM2 prints the whole section commented out in the defaults */
-	const char *desc;
-};
+extern const struct lvmconf_def lvmconf_defs[];
+extern const size_t lvmconf_ndefs;
 
-/* The settings and sections ulvm knows, in LVM2's order. */
-extern const struct lvmconf_setting lvmconf_settings[];
-extern const size_t lvmconf_nsettings;
-extern const struct lvmconf_section lvmconf_sections[];
-extern const size_t lvmconf_nsections;
+/* The version lvmconfig speaks for (LVM2 2.03.16's settings), as lvmconfig prints it. */
+#define LVMCONF_VERSION "2.3.16"
 
 /* A configuration: lvm.conf's tree and --config's, looked up as LVM2's cascade. */
 struct lvmconf {
@@ -76,17 +84,21 @@ const struct cfg_tree *lvmconf_current(const struct lvmconf *cf);
 /* The children of `sec` in the order LVM2 holds them once read: the first, then the others
  * last first (LVM2 inserts each after the first). How many (at most `max`). */
 size_t lvmconf_order(const struct cfg_node *sec, const struct cfg_node **out, size_t max);
-const struct lvmconf_setting *lvmconf_setting(const char *path);
-const struct lvmconf_section *lvmconf_section_find(const char *name);
+/* The setting (not a section) at `path`, or the section; NULL when LVM2 has none. A <name>
+ * part of a definition matches any name. */
+const struct lvmconf_def *lvmconf_setting(const char *path);
+const struct lvmconf_def *lvmconf_section_find(const char *path);
+/* Any node, section or setting. */
+const struct lvmconf_def *lvmconf_def_find(const char *path);
 /* A setting's value: configured with the right type, else its default. */
 int64_t lvmconf_int(const struct lvmconf *cf, const char *path);
 const char *lvmconf_str(const struct lvmconf *cf, const char *path, char *buf, size_t len);
 /* Whether a configured node has the setting's type (LVM2 ignores it, with a warning, if
  * not); the type LVM2's warning names ("string", "integer", ...) otherwise. */
-bool lvmconf_type_ok(const struct lvmconf_setting *s, const struct cfg_node *n, const char **found,
+bool lvmconf_type_ok(const struct lvmconf_def *s, const struct cfg_node *n, const char **found,
                      const char **expected);
 /* Whether a configured node holds the setting's default value. */
-bool lvmconf_is_default(const struct lvmconf *cf, const struct lvmconf_setting *s,
+bool lvmconf_is_default(const struct lvmconf *cf, const struct lvmconf_def *s,
                         const struct cfg_node *n);
 
 /* How to print: lvmconfig's options that change the form. */
@@ -95,6 +107,8 @@ struct lvmconf_print {
 	bool comments; /* --withcomments */
 	bool versions; /* --withversions */
 	bool unconfigured;
+	bool summary;        /* --withsummary: the description without the rest */
+	const char *version; /* --atversion's, LVMCONF_VERSION when NULL */
 };
 /* A configured node, as `key=value` (or a section with its children) at `depth` tabs
  * (never with spaces: LVM2 prints what was read so). */
@@ -102,10 +116,21 @@ void lvmconf_print_node(struct strbuf *o, const struct cfg_node *n, int depth,
                         const struct lvmconf_print *p);
 /* A setting with its default value (commented out: "# key=value"), after the comments
  * --withcomments and --withversions add. */
-void lvmconf_print_default(struct strbuf *o, const struct lvmconf *cf,
-                           const struct lvmconf_setting *s, int depth, bool commented,
-                           const struct lvmconf_print *p);
-void lvmconf_print_setting_comments(struct strbuf *o, const struct lvmconf_setting *s, int depth,
-                                    const struct lvmconf_print *p);
+void lvmconf_print_default(struct strbuf *o, const struct lvmconf *cf, const struct lvmconf_def *s,
+                           int depth, bool commented, const struct lvmconf_print *p);
+/* The default's text with the system directory in place ("/etc/lvm/backup" quoted), as
+ * LVM2 prints it with --withspaces or not. */
+void lvmconf_put_default(struct strbuf *o, const struct lvmconf *cf, const struct lvmconf_def *s,
+                         bool spaces, bool unconfigured);
+/* A configured value as LVM2 prints what it read (no spaces). */
+void lvmconf_put_node_value(struct strbuf *o, const struct cfg_node *n);
+/* The comments before a node: --withcomments' (or --withsummary's) lines, then
+ * --withversions'; `used`: --type full took the value from the configuration. */
+void lvmconf_print_setting_comments(struct strbuf *o, const struct lvmconf_def *s, int depth,
+                                    const struct lvmconf_print *p, bool used);
+/* "2.3.12" or "2.03.12" as one comparable number. */
+long lvmconf_version_num(const char *v);
+/* Whether `s` is deprecated at `version` (NULL: LVMCONF_VERSION). */
+bool lvmconf_deprecated_at(const struct lvmconf_def *s, const char *version);
 
 #endif

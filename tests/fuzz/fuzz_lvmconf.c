@@ -29,15 +29,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t n = lvmconf_order(&lvmconf_current(&cf)->top, top, 64);
 		for (size_t i = 0; i < n; i++)
 			lvmconf_print_node(&o, top[i], 0, &p);
-		for (size_t i = 0; i < lvmconf_nsettings; i++) {
-			const struct lvmconf_setting *s = &lvmconf_settings[i];
+		for (size_t i = 0; i < lvmconf_ndefs; i++) {
+			const struct lvmconf_def *s = &lvmconf_defs[i];
 			const struct cfg_node *node;
 			const char *f, *e;
-			char path[128];
-			snprintf(path, sizeof(path), "%s/%s", s->section, s->key);
-			(void)lvmconf_int(&cf, path);
-			(void)lvmconf_str(&cf, path, b, sizeof(b));
-			if ((node = lvmconf_node(&cf, path)) && lvmconf_type_ok(s, node, &f, &e))
+			if (s->type == LC_SECTION)
+				continue;
+			(void)lvmconf_int(&cf, s->path);
+			(void)lvmconf_str(&cf, s->path, b, sizeof(b));
+			if ((node = lvmconf_node(&cf, s->path)) && lvmconf_type_ok(s, node, &f, &e))
 				(void)lvmconf_is_default(&cf, s, node);
 			lvmconf_print_default(&o, &cf, s, 1, true, &p);
 		}

@@ -80,7 +80,7 @@ static void test_wrong_type_takes_default(void **state)
 static void test_is_default(void **state)
 {
 	struct lvmconf cf;
-	const struct lvmconf_setting *s;
+	const struct lvmconf_def *s;
 
 	(void)state;
 	parse(&cf,
@@ -152,6 +152,61 @@ static void test_print(void **state)
 	lvmconf_free(&cf);
 }
 
+/* LVM2's whole tree: sections, nested and variable names, types, flags, versions. */
+static void test_table(void **state)
+{
+	const struct lvmconf_def *d;
+	struct lvmconf cf;
+	struct strbuf o;
+	const char *f, *e;
+	char b[256];
+
+	(void)state;
+	assert_true(lvmconf_ndefs > 250);
+	assert_non_null(d = lvmconf_section_find("metadata/disk_areas"));
+	assert_true(d->flags & LC_DEPRECATED);
+	assert_string_equal(d->deprecated, "2.3.0");
+	assert_true(lvmconf_deprecated_at(d, NULL));
+	assert_false(lvmconf_deprecated_at(d, "2.2.100"));
+	/* a <name> part matches any name, an exact one first */
+	assert_non_null(d = lvmconf_setting("tags/web/host_list"));
+	assert_string_equal(d->path, "tags/<tag>/host_list");
+	assert_non_null(d = lvmconf_setting("tags/hosttags"));
+	assert_int_equal(d->type, LC_BOOL);
+	assert_null(lvmconf_setting("tags/web"));
+	assert_non_null(lvmconf_section_find("tags/web"));
+	d = lvmconf_setting("devices/types");
+	assert_int_equal(d->type, LC_ARRAY);
+	assert_true((d->flags & LC_ARRAY_INT) && (d->flags & LC_ARRAY_STRING));
+	assert_true(lvmconf_setting("global/umask")->flags & LC_OCTAL);
+	assert_true(lvmconf_setting("devices/preferred_names")->flags & LC_DEFAULT_UNDEFINED);
+	assert_null(lvmconf_setting("devices/preferred_names")->def);
+	assert_true(lvmconf_version_num("2.03.12") == lvmconf_version_num("2.3.12"));
+	assert_true(lvmconf_version_num("2.3.2") < lvmconf_version_num("2.3.12"));
+
+	parse(&cf, "devices { types = [ \"fd\", 16 ] } activation { polling_interval = 5 }", NULL);
+	assert_true(lvmconf_type_ok(lvmconf_setting("devices/types"),
+	                            lvmconf_node(&cf, "devices/types"), &f, &e));
+	assert_int_equal(lvmconf_int(&cf, "activation/polling_interval"), 5);
+	assert_int_equal(lvmconf_int(&cf, "log/report_command_log"), 0);
+	assert_string_equal(lvmconf_str(&cf, "log/command_log_sort", b, sizeof(b)), "log_seq_num");
+	assert_string_equal(lvmconf_str(&cf, "devices/scan", b, sizeof(b)), "/dev");
+	sb_init(&o);
+	lvmconf_put_default(&o, &cf, lvmconf_setting("log/debug_classes"), true, false);
+	assert_non_null(strstr(o.buf, "[ \"memory\", \"devices\", "));
+	sb_reset(&o);
+	lvmconf_put_default(&o, &cf, lvmconf_setting("log/journal"), true, false);
+	assert_string_equal(o.buf, "[ ]");
+	sb_reset(&o);
+	lvmconf_put_default(&o, &cf, lvmconf_setting("config/profile_dir"), false, false);
+	assert_string_equal(o.buf, "\"/sys/dir/profile\"");
+	sb_reset(&o);
+	lvmconf_put_default(&o, &cf, lvmconf_setting("backup/backup_dir"), false, true);
+	assert_string_equal(o.buf, "\"@DEFAULT_SYS_DIR@/@DEFAULT_BACKUP_SUBDIR@\"");
+	sb_free(&o);
+	lvmconf_free(&cf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +217,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_text),
 	    cmocka_unit_test(test_order),
 	    cmocka_unit_test(test_print),
+	    cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
