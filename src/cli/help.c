@@ -550,8 +550,8 @@ static const struct help_cmd help_cmds[] = {
 	"left out, one of the wrong type warned about). It honours backup/backup, backup_dir, "    \
 	"archive, archive_dir, retain_min, retain_days; global/locking_dir, units, suffix; "       \
 	"report/output_format, aligned, headings, separator, prefixes, quoted, columns_as_rows, "  \
-	"binary_values_as_numeric; log/report_command_log, command_log_cols, command_log_sort, "   \
-	"activation/polling_interval. The others it accepts and ignores "                          \
+	"binary_values_as_numeric; activation/polling_interval. "                                  \
+	"The others it accepts and ignores "                                                       \
 	"(--withcomments says so for each): ulvm never scans /dev, its devices are the ones "      \
 	"--devices names."
     {"lvmconfig", "Display and manipulate configuration information", STYLE_LVM,
