@@ -303,6 +303,29 @@ void cli_config_defaults(struct cli *c, int argc, char **argv);
 /* activation/polling_interval: seconds between the progress lines of a merge or a pvmove
  * when -i is not given (LVM2's default 15). */
 extern unsigned cli_polling_interval;
+/* cmdlog.c: LVM2's log report (log/report_command_log, --logonly, --configreport log) */
+struct cmdlog_conf {
+	bool report;       /* log/report_command_log */
+	char cols[1024];   /* log/command_log_cols */
+	char sort[256];    /* log/command_log_sort */
+	char select[1024]; /* log/command_log_selection */
+};
+extern struct cmdlog_conf cmdlog_conf;
+#define CMDLOG_OPT_LOGONLY 3012
+#define CMDLOG_OPT_FOREIGN 3013
+void cmdlog_reset(void);
+int cmdlog_opt(int opt, const char *arg); /* -o, -O, -S after --configreport log; --logonly */
+bool cmdlog_wanted(void);                 /* a report command will print the log report */
+int cmdlog_check(void);                   /* its -o, -O, -S are good (before anything runs) */
+void cmdlog_start(void);
+bool cmdlog_on(void);
+bool cmdlog_only(void); /* --logonly: the log report alone */
+void cmdlog_status(const char *otype, const char *name, const char *id, const char *group,
+                   const char *gid, bool ok);
+void cmdlog_print(struct cli *c, bool after_report);
+/* An error of a report command: a row of the log report when it is on, else stderr. */
+void cli_report_error(const char *otype, const char *name, const char *id, const char *group,
+                      const char *gid, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 /* report.c: fullreport */
 int cmd_fullreport(struct cli *c, int argc, char **argv);
 

@@ -715,6 +715,11 @@ void cli_config_defaults(struct cli *c, int argc, char **argv)
 	c->unquoted = !lvmconf_int(&cf, "report/quoted");
 	c->rows = lvmconf_int(&cf, "report/columns_as_rows") != 0;
 	c->binary = lvmconf_int(&cf, "report/binary_values_as_numeric") != 0;
+	cmdlog_conf.report = lvmconf_int(&cf, "log/report_command_log") != 0;
+	lvmconf_str(&cf, "log/command_log_cols", cmdlog_conf.cols, sizeof(cmdlog_conf.cols));
+	lvmconf_str(&cf, "log/command_log_sort", cmdlog_conf.sort, sizeof(cmdlog_conf.sort));
+	lvmconf_str(&cf, "log/command_log_selection", cmdlog_conf.select,
+	            sizeof(cmdlog_conf.select));
 	int64_t poll = lvmconf_int(&cf, "activation/polling_interval");
 	cli_polling_interval = poll >= 0 && poll <= UINT32_MAX ? (unsigned)poll : 15;
 	lvmconf_free(&cf);

@@ -437,6 +437,8 @@ int report_opt(struct cli *c, int opt, const char *arg)
 	    {"select", required_argument, NULL, 'S'}, {"nameprefixes", no_argument, NULL, 3008},   \
 	    {"unquoted", no_argument, NULL, 3009}, {"rows", no_argument, NULL, 3010},              \
 	    {"configreport", required_argument, NULL, 3011},                                       \
+	    {"logonly", no_argument, NULL, CMDLOG_OPT_LOGONLY},                                    \
+	    {"foreign", no_argument, NULL, CMDLOG_OPT_FOREIGN},                                    \
 	{                                                                                          \
 		"binary", no_argument, NULL, 3007                                                  \
 	}
@@ -453,7 +455,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 	                     [REPORT_LV] = "lv seg",
 	                     [REPORT_SEG] = "lv seg",
 	                     [REPORT_PVSEG] = "pv pvseg"};
-	bool other = false;
+	bool other = false, log = false;
 	int opt, r;
 
 	report_cmd_name = argv[0];
@@ -471,10 +473,17 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 				return EINVALID_CMD_LINE;
 			}
 			other = !strstr(own[type], optarg);
+			log = !strcmp(optarg, "log");
 			continue;
 		}
+		if (log && (opt == 'o' || opt == 'O' || opt == 'S') && cmdlog_opt(opt, optarg))
+			continue;
 		if (other && (opt == 'o' || opt == 'O' || opt == 'S'))
 			continue;
+		if ((opt == CMDLOG_OPT_LOGONLY && cmdlog_opt(opt, optarg)) ||
+		    opt == CMDLOG_OPT_FOREIGN)
+			continue; /* --logonly; --foreign: ulvm has no system ID, no VG is foreign
+			           */
 		r = report_opt(c, opt, optarg);
 		if (r == 1)
 			continue;

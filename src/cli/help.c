@@ -148,7 +148,14 @@ static const struct help_opt common_opts[] = {
 	    {0, "unquoted", NULL, "With --nameprefixes: leave the values unquoted.", 0},           \
 	    {0, "rows", NULL, "A line per field, the values across.", 0},                          \
 	    {0, "configreport", "log|vg|lv|pv|pvseg|seg",                                          \
-	     "The -o, -O and -S that follow are for this report (another's are ignored).", 0},     \
+	     "The -o, -O and -S that follow are for this report (another's are ignored); log: "    \
+	     "the log report's fields, order and selection (log_seq_num, log_type, ...).",         \
+	     0},                                                                                   \
+	    {0, "logonly", NULL,                                                                   \
+	     "Only the log report: each object's status and the messages, as rows.", 0},           \
+	    {0, "foreign", NULL,                                                                   \
+	     "Accepted as LVM2's: ulvm has no system ID, so no VG is foreign (all are shown).",    \
+	     0},                                                                                   \
 	    {0, "segments", NULL, "One line per segment.", 0},                                     \
 	    {0, "separator", "String", "Separate the columns by this string.", 0}, O_SELECT,       \
 	    O_UNITS
@@ -550,7 +557,8 @@ static const struct help_cmd help_cmds[] = {
 	"left out, one of the wrong type warned about). It honours backup/backup, backup_dir, "    \
 	"archive, archive_dir, retain_min, retain_days; global/locking_dir, units, suffix; "       \
 	"report/output_format, aligned, headings, separator, prefixes, quoted, columns_as_rows, "  \
-	"binary_values_as_numeric; activation/polling_interval. "                                  \
+	"binary_values_as_numeric; log/report_command_log, command_log_cols, command_log_sort, "   \
+	"command_log_selection; activation/polling_interval. "                                     \
 	"The others it accepts and ignores "                                                       \
 	"(--withcomments says so for each): ulvm never scans /dev, its devices are the ones "      \
 	"--devices names."

@@ -84,6 +84,11 @@ static const struct cfg_node *find_path(const struct cfg_node *sec, const char *
 	const struct cfg_node *found = NULL, *r;
 
 	for (const struct cfg_node *c = sec->child; c; c = c->next) {
+		/* --config's "log/report_command_log=1": a key that is a path */
+		if (slash && c->key && c->kind != CFG_SECTION && !strcmp(c->key, path)) {
+			found = c;
+			continue;
+		}
 		if (!c->key || strlen(c->key) != len || strncmp(c->key, path, len))
 			continue;
 		if (!slash)
@@ -378,7 +383,7 @@ static void put_tabs(struct strbuf *o, int depth)
 		sb_putc(o, '\t');
 }
 
-static void put_string(struct strbuf *o, const char *s)
+void lvmconf_put_string(struct strbuf *o, const char *s)
 {
 	sb_putc(o, '"');
 	for (; *s; s++) {
@@ -396,7 +401,7 @@ static void put_value(struct strbuf *o, const struct cfg_value *v)
 	else if (v->type == CFG_FLOAT)
 		sb_puts(o, v->s);
 	else
-		put_string(o, v->s);
+		lvmconf_put_string(o, v->s);
 }
 
 static void put_assign(struct strbuf *o, const char *key, const struct lvmconf_print *p)

@@ -263,8 +263,11 @@ int cli_each_vg(struct cli *c, char *const *args, int nargs, enum ulvm_lock_mode
 		if (!found) {
 			/* A damaged device may be why: say so first. */
 			ulvm_report_problems(c->ctx, NULL);
-			fprintf(stderr, "  Volume group \"%s\" not found\n", vg);
-			fprintf(stderr, "  Cannot process volume group %s\n", vg);
+			cli_report_error("vg", vg, NULL, NULL, NULL,
+			                 "Volume group \"%s\" not found", vg);
+			cli_report_error("vg", vg, NULL, NULL, NULL,
+			                 "Cannot process volume group %s", vg);
+			cmdlog_status("vg", vg, NULL, NULL, NULL, false);
 			rc = ECMD_FAILED;
 		}
 	}

@@ -40,6 +40,7 @@ static struct full_state {
 	const char *vg;  /* the VG; NULL: the PVs of no VG */
 	bool json_first; /* the first report of the VG's group (JSON) */
 	bool warned;     /* about no devices given */
+	bool titled;     /* a report was printed with its title (the log report is on) */
 } full;
 
 enum ftype { F_STR, F_NUM, F_SIZ };
@@ -1646,6 +1647,169 @@ static void put_prefixed(struct cli *c, struct strbuf *o, const struct field *f,
 		sb_putc(o, '\'');
 }
 
+/* The name LVM2 gives a report above it when the log report follows ("Logical Volume"
+ * and a line of '='s); a PV report is one of labels (but in fullreport). */
+static const char *log_report_title(const struct table *t, enum report_type type)
+{
+	(void)t;
+	switch (type) {
+	case REPORT_VG:
+		return "  Volume Group\n  ============\n";
+	case REPORT_LV:
+		return "  Logical Volume\n  ==============\n";
+	case REPORT_SEG:
+		return "  Logical Volume Segment\n  ======================\n";
+	case REPORT_PVSEG:
+		return "  Physical Volume Segment\n  =======================\n";
+	default:
+		return full.on ? "  Physical Volume\n  ===============\n"
+		               : "  Physical Volume Label\n  =====================\n";
+	}
+}
+
+/* The status rows of the log report, as LVM2's processing records them: each LV, PV, VG
+ * (and the orphan PVs) a report went through. */
+static void log_uuid(char *buf, size_t len, const char *raw)
+{
+	struct strbuf o;
+
+	sb_init(&o);
+	put_uuid(&o, raw);
+	snprintf(buf, len, "%s", o.buf ? o.buf : "");
+	sb_free(&o);
+}
+
+static void log_status_vg(const struct ulvm_vg *vg, bool ok)
+{
+	char id[64];
+
+	log_uuid(id, sizeof(id), vg->uuid);
+	cmdlog_status("vg", vg->name, id, NULL, NULL, ok);
+}
+
+static void log_status_lv(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char id[64], gid[64];
+
+	log_uuid(id, sizeof(id), lv->uuid);
+	log_uuid(gid, sizeof(gid), vg->uuid);
+	cmdlog_status("lv", lv->name, id, vg->name, gid, true);
+}
+
+static void log_status_pv(const char *path, const char *uuid, const struct ulvm_vg *vg)
+{
+	char id[64], gid[64];
+
+	log_uuid(id, sizeof(id), uuid);
+	if (vg)
+		log_uuid(gid, sizeof(gid), vg->uuid);
+	cmdlog_status("pv", path, id, vg ? vg->name : NULL, vg ? gid : NULL, true);
+}
+
+/* A PV report's status rows: each VG's PVs (the ones the report is about) then the VG,
+ * the PVs of no VG, then the orphans. */
+static void log_status_pvs(struct cli *c, struct ulvm_vg **vgs, size_t nvgs,
+                           const struct ulvm_dev_info *devs, size_t ndevs)
+{
+	for (size_t v = 0; v <= nvgs; v++) {
+		for (size_t p = 0; v < nvgs && p < vgs[v]->npvs; p++)
+			for (size_t d = 0; d < ndevs; d++) {
+				bool sel = !c->nargs;
+				if (!devs[d].is_pv || strcmp(vgs[v]->pvs[p]->uuid, devs[d].pv_uuid))
+					continue;
+				for (int i = 0; i < c->nargs; i++)
+					sel |= cli_same_device(c->args[i], devs[d].path);
+				if (sel)
+					log_status_pv(devs[d].path, devs[d].pv_uuid, vgs[v]);
+			}
+		for (size_t d = 0; v == nvgs && d < ndevs; d++) {
+			bool sel = !c->nargs, orphan = devs[d].is_pv;
+			for (size_t w = 0; w < nvgs; w++)
+				for (size_t p = 0; p < vgs[w]->npvs; p++)
+					orphan &=
+					    strcmp(vgs[w]->pvs[p]->uuid, devs[d].pv_uuid) != 0;
+			for (int i = 0; i < c->nargs; i++)
+				sel |= cli_same_device(c->args[i], devs[d].path);
+			if (sel && orphan)
+				log_status_pv(devs[d].path, devs[d].pv_uuid, NULL);
+		}
+		if (v < nvgs)
+			log_status_vg(vgs[v], true);
+	}
+	cmdlog_status("orphan", "lvm2", NULL, NULL, NULL, true);
+}
+
+/* An LV report's end of a VG in the log report: the LVs named that it lacks (an error and
+ * their failure), then its own status. */
+static void log_status_lvs_vg(struct cli *c, const struct ulvm_vg *vg)
+{
+	char gid[64];
+	bool ok = true;
+
+	log_uuid(gid, sizeof(gid), vg->uuid);
+	for (int i = 0; i < c->nargs; i++) {
+		char vgn[256], lvn[256];
+		bool vg_named = false;
+		if (cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)) ||
+		    strcmp(vgn, vg->name))
+			continue;
+		for (int k = 0; k < c->nargs; k++)
+			vg_named |= !strcmp(c->args[k], vgn);
+		if (vg_named || ulvm_lv_find((struct ulvm_vg *)vg, lvn))
+			continue;
+		cli_report_error("lv", lvn, NULL, vgn, gid,
+		                 "Failed to find logical volume \"%s/%s\"", vgn, lvn);
+		cmdlog_status("lv", lvn, NULL, vgn, gid, false);
+		ok = false;
+	}
+	log_status_vg(vg, ok);
+}
+
+static void full_vg_order(struct cli *c, char **names, size_t n);
+
+/* With the log report: the VGs in LVM2's order, so that their status rows come in it: as
+ * the arguments name them, else as LVM2 finds them. */
+static void log_vg_order(struct cli *c, struct ulvm_vg **vgs, size_t n, bool by_args)
+{
+	char **names;
+	struct ulvm_vg **copy;
+
+	if (!n)
+		return;
+	names = calloc(n + 1, sizeof(*names));
+	copy = calloc(n + 1, sizeof(*copy));
+	if (names && copy) {
+		size_t placed = 0;
+		for (size_t i = 0; i < n; i++)
+			names[i] = (char *)vgs[i]->name;
+		if (!by_args || !c->nargs)
+			full_vg_order(c, names, n);
+		for (int a = 0; by_args && a < c->nargs; a++) {
+			char vgn[256], lvn[256];
+			if (cli_split_lv(c->args[a], vgn, sizeof(vgn), lvn, sizeof(lvn)))
+				snprintf(vgn, sizeof(vgn), "%s", c->args[a]);
+			for (size_t i = placed; i < n; i++)
+				if (!strcmp(names[i], vgn)) {
+					char *x = names[i];
+					memmove(names + placed + 1, names + placed,
+					        (i - placed) * sizeof(*names));
+					names[placed++] = x;
+					break;
+				}
+		}
+		memcpy(copy, vgs, n * sizeof(*vgs));
+		for (size_t i = 0; i < n; i++)
+			for (size_t k = 0; k < n; k++)
+				if (copy[k] && names[i] == copy[k]->name) {
+					vgs[i] = copy[k];
+					copy[k] = NULL;
+					break;
+				}
+	}
+	free(names);
+	free(copy);
+}
+
 static void print_table(struct cli *c, struct table *t, enum report_type type)
 {
 	static const char *const json_names[] = {"pv", "vg", "lv", "seg", "pvseg"};
@@ -1681,13 +1845,21 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 			sb_reset(&o);
 		}
 		sb_puts(&o, full.on ? "              ]\n"
-		                    : "              ]\n          }\n      ]\n  }\n");
+		            : cmdlog_on()
+		                ? "              ]\n          }\n      ]\n" /* the log next */
+		                : "              ]\n          }\n      ]\n  }\n");
 		fputs(o.buf ? o.buf : "", stdout);
 		sb_free(&o);
 		return;
 	}
 	if (!t->nrows)
-		return; /* LVM2 prints nothing, not even headings, for an empty report */
+		return;    /* LVM2 prints nothing, not even headings, for an empty report */
+	if (cmdlog_on()) { /* as LVM2: with the log report, each report is named */
+		if (full.titled)
+			sb_puts(&o, "  \n");
+		full.titled = full.on;
+		sb_puts(&o, log_report_title(t, type));
+	}
 	/* LVM2's declared widths hold the heading, and hold without headings too */
 	for (size_t k = 0; k < t->ncols; k++) {
 		widths[k] = MAX(strlen(t->cols[k]->heading), t->cols[k]->width);
@@ -1837,6 +2009,11 @@ int report_run(struct cli *c, enum report_type type)
 	int r, rc;
 	bool replaced = false, pv_report;
 
+	if (!full.on) {
+		if ((r = cmdlog_check()))
+			return r;
+		cmdlog_start();
+	}
 	t.segments_given = c->segments;
 	if (c->segments && type == REPORT_LV)
 		type = REPORT_SEG;
@@ -1873,6 +2050,8 @@ int report_run(struct cli *c, enum report_type type)
 	rc = cli_each_vg(c, c->args, pv_report ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg, &set);
 	vgs = set.v;
 	nvgs = set.n;
+	if (cmdlog_on() && !full.on)
+		log_vg_order(c, vgs, nvgs, !pv_report);
 	if (!pv_report && type != REPORT_VG && ulvm_active_list(&active.names, &active.n))
 		active.n = 0;
 	/* Rows. */
@@ -1907,6 +2086,8 @@ int report_run(struct cli *c, enum report_type type)
 			if (full.on &&
 			    (full.vg ? !row.vg || strcmp(row.vg->name, full.vg) : !!row.vg))
 				continue; /* fullreport: this VG's PVs, or the PVs of no VG */
+			if (full.on)
+				log_status_pv(devs[d].path, devs[d].pv_uuid, row.vg);
 			add_pv_rows(&t, &row, type == REPORT_PVSEG);
 		}
 		for (size_t v = 0; v < nvgs; v++)
@@ -1925,6 +2106,8 @@ int report_run(struct cli *c, enum report_type type)
 			if (type == REPORT_VG) {
 				struct row row = {.active = &active, .vg = vg};
 				add_row(&t, &row);
+				if (!full.on)
+					log_status_vg(vg, true);
 				continue;
 			}
 			/* as LVM2: an exported VG's LVs are not read; naming it fails */
@@ -1946,6 +2129,7 @@ int report_run(struct cli *c, enum report_type type)
 				if (!lv_selected(c, vg, lv) ||
 				    (!named && !lv_shown(vg, lv, c->all)))
 					continue;
+				log_status_lv(vg, lv);
 				if (type == REPORT_SEG) {
 					for (size_t s = 0; s < lv->nsegs; s++) {
 						struct row row = {.active = &active,
@@ -1959,6 +2143,8 @@ int report_run(struct cli *c, enum report_type type)
 					add_row(&t, &row);
 				}
 			}
+			if (cmdlog_on() && !full.on)
+				log_status_lvs_vg(c, vg);
 		}
 	}
 	/* A named LV that is not there fails, as in LVM2 (unless its VG is named too). */
@@ -1973,10 +2159,14 @@ int report_run(struct cli *c, enum report_type type)
 			if (!strcmp(vgs[v]->name, vgn))
 				seen = vg_named || ulvm_lv_find(vgs[v], lvn);
 		if (!seen && nvgs_has(vgs, nvgs, vgn)) {
-			fprintf(stderr, "  Failed to find logical volume \"%s/%s\"\n", vgn, lvn);
+			if (!cmdlog_on() || full.on) /* else in the log report, with its VG */
+				fprintf(stderr, "  Failed to find logical volume \"%s/%s\"\n", vgn,
+				        lvn);
 			rc = ECMD_FAILED;
 		}
 	}
+	if (cmdlog_on() && pv_report && !full.on)
+		log_status_pvs(c, vgs, nvgs, devs, ndevs);
 	/* -S: only the rows that match; with the selected field, as LVM2, every row, and
 	 * whether it matched */
 	if (rsel) {
@@ -2051,7 +2241,8 @@ int report_run(struct cli *c, enum report_type type)
 		if (offs && t.cells && !pool.oom && !cell.oom) {
 			for (size_t i = 0; i < t.nrows * t.ncols; i++)
 				t.cells[i] = pool.buf + offs[i];
-			print_table(c, &t, type);
+			if (!cmdlog_only())
+				print_table(c, &t, type);
 		} else {
 			rc = cli_fail(ulvm_error(-ENOMEM, "out of memory"));
 		}
@@ -2061,6 +2252,10 @@ int report_run(struct cli *c, enum report_type type)
 		sb_free(&cell);
 	}
 	free(t.rows);
+	if (!full.on) {
+		cmdlog_print(c, !cmdlog_only());
+		cmdlog_reset();
+	}
 	for (size_t v = 0; v < nvgs; v++)
 		ulvm_vg_close(vgs[v]);
 	free(vgs);
@@ -2169,10 +2364,12 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 	                                   {"unquoted", no_argument, NULL, 3009},
 	                                   {"rows", no_argument, NULL, 3010},
 	                                   {"configreport", required_argument, NULL, 3011},
+	                                   {"logonly", no_argument, NULL, CMDLOG_OPT_LOGONLY},
+	                                   {"foreign", no_argument, NULL, CMDLOG_OPT_FOREIGN},
 	                                   {0}};
 	static const char *const kinds[] = {"log", "vg", "pv", "lv", "pvseg", "seg"};
-	static const int kind_type[] = {-1,        REPORT_VG,    REPORT_PV,
-	                                REPORT_LV, REPORT_PVSEG, REPORT_SEG};
+	static const int kind_type[] = {-3 /* log */, REPORT_VG,    REPORT_PV,
+	                                REPORT_LV,    REPORT_PVSEG, REPORT_SEG};
 	struct full_sub subs[REPORT_PVSEG + 1] = {0};
 	int cur = -1;       /* the report -o, -O and -S are for: none before --configreport */
 	bool fresh = false; /* no -o since that --configreport */
@@ -2195,6 +2392,13 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 				fprintf(stderr, "  Error during parsing of command line.\n");
 				return EINVALID_CMD_LINE;
 			}
+			continue;
+		}
+		if (opt == CMDLOG_OPT_FOREIGN)
+			continue; /* ulvm has no system ID: no VG is foreign */
+		if (opt == CMDLOG_OPT_LOGONLY ||
+		    (cur == -3 && (opt == 'o' || opt == 'O' || opt == 'S'))) {
+			cmdlog_opt(opt, optarg); /* the log report's */
 			continue;
 		}
 		if (opt == 'o' || opt == 'O' || opt == 'S') {
@@ -2237,20 +2441,17 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 			fprintf(stderr, "  Run `fullreport --help' for more information.\n");
 			return EINVALID_CMD_LINE;
 		}
+	if ((r = cmdlog_check()))
+		return r;
+	cmdlog_start();
 	if ((r = cli_vg_names(c, &names, &n)))
 		return cli_fail(r);
 	full_vg_order(c, names, n);
-	for (int i = optind; i < argc; i++) {
-		bool found = false;
-		for (size_t v = 0; v < n && !found; v++)
-			found = !strcmp(names[v], argv[i]);
-		if (!found) {
-			fprintf(stderr, "  Volume group \"%s\" not found\n", argv[i]);
-			fprintf(stderr, "  Cannot process volume group %s\n", argv[i]);
-			rc = ECMD_FAILED;
-		}
-	}
 	full = (struct full_state){.on = true};
+	struct cli quiet = *c, *orig = c; /* --logonly: the reports are made, not printed */
+	quiet.json = false;
+	if (cmdlog_only())
+		c = &quiet;
 	if (c->json)
 		fputs("  {\n      \"report\": [\n", stdout);
 	bool first = true;
@@ -2263,8 +2464,16 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 		if (c->json && !first)
 			fputs("          ,\n", stdout);
 		first = false;
-		if (full_group(c, names[v], subs) != ECMD_PROCESSED)
+		bool ok = full_group(c, names[v], subs) == ECMD_PROCESSED;
+		if (!ok)
 			rc = ECMD_FAILED;
+		if (cmdlog_on()) { /* the VG's status, after its five reports' */
+			struct ulvm_vg *vg;
+			if (!ulvm_vg_open(c->ctx, names[v], ULVM_LOCK_READ, &vg)) {
+				log_status_vg(vg, ok);
+				ulvm_vg_close(vg);
+			}
+		}
 	}
 	if (optind >= argc && have_orphans(c)) {
 		if (c->json && !first)
@@ -2272,8 +2481,26 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 		if (full_group(c, NULL, subs) != ECMD_PROCESSED)
 			rc = ECMD_FAILED;
 	}
+	/* as LVM2: the VGs named that are not there, after the others */
+	for (int i = optind; i < argc; i++) {
+		bool found = false;
+		for (size_t v = 0; v < n && !found; v++)
+			found = !strcmp(names[v], argv[i]);
+		if (!found) {
+			cli_report_error("vg", argv[i], NULL, NULL, NULL,
+			                 "Volume group \"%s\" not found", argv[i]);
+			cli_report_error("vg", argv[i], NULL, NULL, NULL,
+			                 "Cannot process volume group %s", argv[i]);
+			cmdlog_status("vg", argv[i], NULL, NULL, NULL, false);
+			rc = ECMD_FAILED;
+		}
+	}
+	if (optind >= argc)
+		cmdlog_status("orphan", "lvm2", NULL, NULL, NULL, true);
 	if (c->json)
-		fputs("      ]\n  }\n", stdout);
+		fputs(cmdlog_on() ? "      ]\n" : "      ]\n  }\n", stdout);
+	cmdlog_print(orig, !cmdlog_only());
+	cmdlog_reset();
 	full = (struct full_state){0};
 	cli_free_names(names, n);
 	return rc;
