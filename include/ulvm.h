@@ -564,6 +564,9 @@ int ulvm_dev_own(struct ulvm_dev *dev);
 uint64_t ulvm_dev_size(const struct ulvm_dev *dev); /* bytes */
 unsigned ulvm_dev_sector_size(const struct ulvm_dev *dev);
 const char *ulvm_dev_name(const struct ulvm_dev *dev);
+/* A new name for an open device (as DM_DEV_RENAME): its holders and I/O go on. -EEXIST when
+ * the context has one of that name, -EBUSY while another device's table stacks on it. */
+int ulvm_dev_rename(struct ulvm_dev *dev, const char *name);
 /* Its table (or status) as `dmsetup table` (`status`) prints it; malloc'd. */
 int ulvm_dev_table(struct ulvm_dev *dev, bool status, char **out);
 /* Suspend (in-flight I/O drains, new I/O waits), load a new table, resume. */
@@ -669,6 +672,11 @@ int ulvm_active_busy(const char *name);
 /* Whether a process owns device `name` (ulvm_dev_own), and which: "pid N (COMMAND)". */
 bool ulvm_active_owner(const char *name, char *who, size_t len);
 int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name);
+/* Rename active device `name` in place, as `dmsetup rename` does in the kernel: its records
+ * follow, its owner (ulvmd's NBD clients and FUSE files, an in-process user) keeps it open
+ * and doing I/O, its UUID stays. -EEXIST when `new_name` is active, -EBUSY while another
+ * device's table stacks on it. */
+int ulvm_active_rename(struct ulvm_ctx *ctx, const char *name, const char *new_name);
 int ulvm_active_load(struct ulvm_ctx *ctx, const char *name, const char *table);
 /* suspend = false resumes: a loaded table becomes the live one. */
 int ulvm_active_suspend(const char *name, bool suspend);
@@ -701,6 +709,8 @@ struct ulvm_active_hooks {
 	int (*remove)(void *arg, const char *name);                /* -EBUSY while open */
 	/* -ENODEV from remove and open_count: the daemon does not hold that device. */
 	int (*open_count)(void *arg, const char *name, unsigned *count);
+	/* -ENODEV: the daemon does not hold that device (the records are renamed alone) */
+	int (*rename)(void *arg, const char *name, const char *new_name);
 	void *arg;
 };
 void ulvm_active_set_hooks(const struct ulvm_active_hooks *hooks);

@@ -887,6 +887,17 @@ static int rename_stacks(const struct ulvm_vg *vg, const struct ulvm_lv *lv, str
 	return 0;
 }
 
+/* An LV whose active stack is its own device only (linear, striped): no layers (-real, -cow,
+ * -tpool, _tdata) whose names would change with it. */
+static bool single_device_lv(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	struct ulvm_lv_info info;
+
+	ulvm_lv_info(vg, lv, &info);
+	return info.role == '-' && info.target == '-' && info.thin_kind == ULVM_THIN_NONE &&
+	       !info.snapshot && !info.snapshot_cow && !ulvm_lv_snapshots(vg, lv, NULL, 0);
+}
+
 int cmd_lvrename(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
@@ -894,6 +905,8 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv, **stacks = NULL;
 	size_t nstacks = 0, ndown = 0;
+	char olddm[600], newdm[600];
+	bool in_place = false, renamed = false;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
@@ -937,14 +950,32 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 	 * -cow, a pool's -tpool, _tdata, _tmeta; UUIDs unchanged): every active stack that
 	 * holds one goes down under the old names, and comes up under the new ones once the
 	 * metadata has them. A refused rename changes nothing. */
-	if (!r && !c->test && !(r = rename_stacks(vg, lv, &stacks, &nstacks)))
+	if (!r && !c->test && !(r = rename_stacks(vg, lv, &stacks, &nstacks))) {
+		/* An LV that is one device of its own, with nothing stacked on it, is renamed in
+		 * place as LVM2 renames the kernel's device: open (NBD, FUSE, ulvm dd) or not, its
+		 * users keep it. */
+		if (nstacks == 1 && stacks[0] == lv && single_device_lv(vg, lv)) {
+			ulvm_lv_dm_name(vgn, lvn, olddm, sizeof(olddm));
+			ulvm_lv_dm_name(vgn, newlv, newdm, sizeof(newdm));
+			nstacks = 0;
+			in_place = true;
+		}
 		for (size_t i = 0; i < nstacks && !r; i++)
 			if (!(r = cli_activate_lv(c, vg, stacks[i], false)))
 				ndown = i + 1;
+	}
 	if (!r)
 		r = ulvm_lv_rename(vg, lv, newlv);
+	if (!r && in_place && !(r = ulvm_active_rename(c->ctx, olddm, newdm)))
+		renamed = true;
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
+	if (r && renamed) { /* the metadata kept the old name: so does the device */
+		char *why = xstrdup(ulvm_last_error());
+		ulvm_active_rename(c->ctx, newdm, olddm);
+		ulvm_error(r, "%s", why);
+		free(why);
+	}
 	if (ndown) {
 		char *why = r ? xstrdup(ulvm_last_error()) : NULL;
 		for (size_t i = ndown; i-- > 0;) {

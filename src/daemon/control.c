@@ -134,6 +134,16 @@ static int hook_remove(void *arg, const char *name)
 	return 0;
 }
 
+/* lvrename of an open LV, dmsetup rename: the device keeps its users (NBD connections and
+ * FUSE files hold it, not its name); new NBD clients and FUSE lookups find the new name. */
+static int hook_rename(void *arg, const char *name, const char *new_name)
+{
+	struct ulvmd *d = arg;
+	struct ulvm_dev *dev = ulvm_dev_find(d->ctx, name);
+
+	return dev ? ulvm_dev_rename(dev, new_name) : -ENODEV;
+}
+
 /* ---- NBD exports: the daemon's devices, by dm name or as VG/LV ---- */
 
 static int nbd_lookup(void *arg, const char *name, struct nbd_export_info *out)
@@ -313,6 +323,8 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 		return ulvm_active_suspend(name, verb[0] == 's');
 	if (!strcmp(verb, "remove"))
 		return ulvm_active_remove(d->ctx, name);
+	if (!strcmp(verb, "rename")) /* payload: the new name */
+		return ulvm_active_rename(d->ctx, name, payload);
 	if (!(dev = find_dev(d, name, &r)))
 		return r;
 	if (!strcmp(verb, "table") || !strcmp(verb, "status")) {
@@ -549,6 +561,7 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 	                                  .suspend = hook_suspend,
 	                                  .remove = hook_remove,
 	                                  .open_count = hook_open_count,
+	                                  .rename = hook_rename,
 	                                  .arg = &d};
 	struct nbd_server_opts nopts = {.ops = {.lookup = nbd_lookup, .list = nbd_list, .arg = &d},
 	                                .multi_conn = true};

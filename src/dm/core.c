@@ -1222,6 +1222,21 @@ static struct dm_dev *holder_of(struct dm_registry *r, struct dm_dev *md)
 	return NULL;
 }
 
+int dm_rename(struct dm_registry *r, struct dm_dev *md, const char *name)
+{
+	char *copy;
+
+	if (dm_find(r, name))
+		return ulvm_error(-EEXIST, "device %s already exists", name);
+	if (md->holders) /* their tables name it: they would print a name that is gone */
+		return ulvm_error(-EBUSY, "device %s is used by another device's table", md->name);
+	if (!(copy = strdup(name)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	free(md->name);
+	md->name = copy;
+	return 0;
+}
+
 int dm_remove(struct dm_registry *r, const char *name)
 {
 	struct dm_dev *md = dm_find(r, name), **p;

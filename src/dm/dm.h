@@ -271,6 +271,9 @@ size_t dm_list(struct dm_registry *r, const char **names, size_t max);
 int dm_create(struct dm_registry *r, const char *name, const char *table_text, struct dm_dev **out);
 /* -EBUSY if open or used by another device's table, unless forced */
 int dm_remove(struct dm_registry *r, const char *name);
+/* Give `md` a new name, as the kernel's DM_DEV_RENAME: its tables, I/O and openers go on.
+ * -EEXIST when the name is taken, -EBUSY while another device's table names it. */
+int dm_rename(struct dm_registry *r, struct dm_dev *md, const char *name);
 /* Load a table into the inactive slot (replacing one already there). */
 int dm_load(struct dm_dev *md, const char *table_text);
 /* presuspend hooks; stop new I/O (it is held); wait for this device's in-flight I/O (its

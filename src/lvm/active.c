@@ -986,6 +986,65 @@ int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name)
 	return r;
 }
 
+/* The files of device `from` renamed to `to`'s, the live record last (until then the device
+ * is found under its old name only); the first `n` of them, back again when undoing. */
+static const char *const rename_suffixes[] = {".holder", ".suspended", ".inactive", ".table"};
+
+static int rename_files(const char *from, const char *to, size_t n, size_t *done)
+{
+	char a[4200], b[4200];
+
+	for (*done = 0; *done < n; (*done)++) {
+		if (path_of(from, rename_suffixes[*done], a, sizeof(a)) ||
+		    path_of(to, rename_suffixes[*done], b, sizeof(b)))
+			return -EINVAL;
+		if (rename(a, b) < 0 && errno != ENOENT)
+			return ulvm_error(-errno, "%s: cannot rename to %s: %s", a, b,
+			                  strerror(errno));
+	}
+	return 0;
+}
+
+int ulvm_active_rename(struct ulvm_ctx *ctx, const char *name, const char *new_name)
+{
+	char from[4200], to[4200], what[300], user[256];
+	size_t done = 0, undone;
+	bool held = false;
+	int r, fd;
+
+	(void)ctx;
+	if ((r = path_of(name, ".table", from, sizeof(from))) ||
+	    (r = path_of(new_name, ".table", to, sizeof(to))))
+		return r;
+	if ((r = forward("rename", name, new_name)) != -ENOTCONN)
+		return r;
+	r = 0;
+	fd = state_lock();
+	if (access(from, F_OK) < 0) {
+		r = ulvm_error(-ENXIO, "Device %s not found", name);
+	} else if (access(to, F_OK) == 0) {
+		r = ulvm_error(-EEXIST, "Device %s already exists.", new_name);
+	} else if (stacked_on(name, user, sizeof(user))) {
+		/* their tables name it: the kernel renames under them, ulvm's would go stale */
+		describe(name, what, sizeof(what));
+		r = used_by_another(what, user);
+	} else if (hooks && hooks->rename) {
+		r = hooks->rename(hooks->arg, name, new_name);
+		held = !r;
+		r = r == -ENODEV ? 0 : r;
+	}
+	if (!r && (r = rename_files(name, new_name, ARRAY_SIZE(rename_suffixes), &done))) {
+		/* as it was: the files moved so far, and the daemon's device */
+		rename_files(new_name, name, done, &undone);
+		if (held)
+			hooks->rename(hooks->arg, new_name, name);
+	}
+	if (!r)
+		forget_reported(name);
+	state_unlock(fd);
+	return r;
+}
+
 int ulvm_active_load(struct ulvm_ctx *ctx, const char *name, const char *table)
 {
 	struct record live, rec = {0};

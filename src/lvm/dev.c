@@ -216,6 +216,24 @@ unsigned ulvm_dev_sector_size(const struct ulvm_dev *dev)
 	return dev->bd ? dev->bd->sector_size : SECTOR_SIZE;
 }
 
+int ulvm_dev_rename(struct ulvm_dev *dev, const char *name)
+{
+	char *copy;
+	int r;
+
+	if (ulvm_dev_find(dev->ctx, name))
+		return ulvm_error(-EEXIST, "Device %s already exists.", name);
+	if (!(copy = strdup(name)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	if (dev->md && (r = dm_rename(dev->ctx->dm, dev->md, name))) {
+		free(copy);
+		return r;
+	}
+	free(dev->name);
+	dev->name = copy;
+	return 0;
+}
+
 const char *ulvm_dev_name(const struct ulvm_dev *dev)
 {
 	return dev->name;

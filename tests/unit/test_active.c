@@ -260,6 +260,50 @@ static void stacking_counts(void **state)
 	assert_int_equal(ulvm_active_remove(e->ctx, "vg-low"), 0);
 }
 
+/* A rename in place: the records, the owner and its open device follow; refused onto an
+ * active name, for a device another stacks on, and for one that is not there. */
+static void rename_in_place(void **state)
+{
+	struct env *e = *state;
+	struct ulvm_dev *dev;
+	char uuid[ULVM_DM_UUID_LEN], buf[512] = "x", *table = NULL;
+	unsigned n = 0;
+
+	assert_int_equal(ulvm_active_create_uuid(e->ctx, "vg-lv", UUID_A, e->table), 0);
+	assert_int_equal(ulvm_active_open(e->ctx, "vg-lv", &dev), 0);
+	assert_int_equal(ulvm_dev_pwrite(dev, buf, sizeof(buf), 0, false), 0);
+	assert_int_equal(ulvm_active_rename(e->ctx, "vg-lv", "vg-new"), 0);
+	assert_false(ulvm_active_exists("vg-lv"));
+	assert_true(ulvm_active_exists("vg-new"));
+	assert_int_equal(ulvm_active_uuid("vg-new", uuid, sizeof(uuid)), 0);
+	assert_string_equal(uuid, UUID_A);
+	assert_int_equal(ulvm_active_info("vg-new", &table, NULL, NULL), 0);
+	assert_non_null(strstr(table, e->file));
+	free(table);
+	/* the owner lock went with it: still held, counted under the new name */
+	assert_true(ulvm_active_owner("vg-new", NULL, 0));
+	assert_int_equal(ulvm_active_open_count("vg-new", &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(ulvm_dev_pread(dev, buf, sizeof(buf), 0), 0); /* I/O goes on */
+	assert_int_equal(ulvm_dev_rename(dev, "vg-new"), 0);
+	assert_string_equal(ulvm_dev_name(dev), "vg-new");
+	assert_ptr_equal(ulvm_dev_find(e->ctx, "vg-new"), dev);
+	assert_null(ulvm_dev_find(e->ctx, "vg-lv"));
+	ulvm_dev_close(dev);
+	assert_false(ulvm_active_owner("vg-new", NULL, 0));
+
+	assert_int_equal(ulvm_active_create(e->ctx, "vg-two", e->table), 0);
+	assert_int_equal(ulvm_active_rename(e->ctx, "vg-new", "vg-two"), -EEXIST);
+	assert_int_equal(ulvm_active_rename(e->ctx, "vg-gone", "vg-three"), -ENXIO);
+	assert_int_equal(ulvm_active_create(e->ctx, "top", "0 1024 linear vg-two 0\n"), 0);
+	assert_int_equal(ulvm_active_rename(e->ctx, "vg-two", "vg-three"), -EBUSY);
+	assert_string_equal(ulvm_last_error(), "Device vg-two is used by device top.");
+	assert_true(ulvm_active_exists("vg-two"));
+	assert_int_equal(ulvm_active_remove(e->ctx, "top"), 0);
+	assert_int_equal(ulvm_active_remove(e->ctx, "vg-two"), 0);
+	assert_int_equal(ulvm_active_remove(e->ctx, "vg-new"), 0);
+}
+
 static void dm_names_split(void **state)
 {
 	char vg[64], lv[64];
@@ -285,6 +329,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(holds_count, setup, teardown),
 	    cmocka_unit_test_setup_teardown(owner_elsewhere_counts_and_blocks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(stacking_counts, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rename_in_place, setup, teardown),
 	    cmocka_unit_test(dm_names_split),
 	};
 
