@@ -274,6 +274,8 @@ int cli_lvextend_policies(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
                           const struct ulvm_lv_params *p);
 /* Those two settings from lvm.conf (and --config), as LVM2 clamps them. */
 void cli_thin_policy(int *threshold, int *percent);
+/* activation/monitoring (LVM2's default: on). */
+bool cli_thin_monitoring(void);
 /* lvextend/lvreduce/lvresize of a thin LV to `extents` (its virtual size), before the commit. */
 int cli_lvresize_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint64_t extents);
 /* After its size line: LVM2's over-provisioning warning when a thin LV grew from `old`. */

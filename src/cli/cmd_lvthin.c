@@ -762,6 +762,11 @@ void cli_thin_policy(int *threshold, int *percent)
 	*percent = p < 0 ? 0 : p > 100000 ? 100000 : (int)p;
 }
 
+bool cli_thin_monitoring(void)
+{
+	return conf_int("activation/monitoring", 1) != 0;
+}
+
 /* used/total as LVM2's dm_make_percent: never 0 % while something is used, never 100 %
  * until all is. */
 static int64_t make_percent(uint64_t used, uint64_t total)

@@ -51,8 +51,16 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	                                   {"nbd-tcp", required_argument, NULL, 'T'},
 	                                   {"no-nbd", no_argument, NULL, 'N'},
 	                                   {"stop", no_argument, NULL, 'X'},
+	                                   {"monitor-interval", required_argument, NULL, 'M'},
+	                                   {"ignoremonitoring", no_argument, NULL, 'I'},
 	                                   {0}};
 	struct ulvmd_opts o = {0};
+	struct monitor_opts mo = {.interval_ns = 10000000000ull}; /* dmeventd's 10 s */
+	char exe[4096];
+	bool ignore_monitoring = false;
+	ssize_t n;
+	unsigned long secs;
+	char *end;
 	bool foreground = false;
 	int opt, r, pipefd[2] = {-1, -1}, ready_fd = -1;
 
@@ -77,6 +85,18 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 			break;
 		case 'X':
 			return stop_daemon();
+		case 'M': /* seconds between two checks of the thin pools */
+			secs = strtoul(optarg, &end, 10);
+			if (!*optarg || *end || !secs || secs > 86400)
+				return cli_fail(ulvm_error(-EINVAL,
+				                           "--monitor-interval takes seconds (1 to "
+				                           "86400), not %s",
+				                           optarg));
+			mo.interval_ns = secs * 1000000000ull;
+			break;
+		case 'I':
+			ignore_monitoring = true;
+			break;
 		default:
 			return EINVALID_CMD_LINE;
 		}
@@ -102,6 +122,17 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	}
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	/* dmeventd's thin plugin, in the daemon: lvm.conf's settings as they are now. */
+	mo.enabled = !ignore_monitoring && cli_thin_monitoring();
+	cli_thin_policy(&mo.threshold, &(int){0});
+	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) > 0) {
+		exe[n] = '\0';
+		mo.command = exe;
+	} else {
+		mo.enabled = false;
+	}
+	mo.devices = c->devices;
+	o.monitor = &mo;
 	r = ulvmd_run(c->ctx, &o, signal_ready, &ready_fd);
 	if (ready_fd >= 0)
 		close(ready_fd);

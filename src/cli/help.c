@@ -305,9 +305,14 @@ static const struct help_cmd help_cmds[] = {
           {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0},
           {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
           {0, "poolmetadatasize", "[+]Size[m|UNIT]",
-           "Grow a thin pool's metadata LV (and the spare with it).", 0}),
+           "Grow a thin pool's metadata LV (and the spare with it).", 0},
+          {0, "usepolicies", NULL,
+           "Grow a thin pool as lvm.conf's activation/thin_pool_autoextend_threshold and "
+           "thin_pool_autoextend_percent say (what ulvmd runs for a pool above the threshold).",
+           0}),
      "Grows an LV by the given size or to it; for a thin pool, its data LV (an active pool "
-     "grows at once)."},
+     "grows at once). A pool's metadata LV (-L on VG/POOL_tmeta, or --poolmetadatasize) grows "
+     "into a new segment anywhere in the VG when the extents after it are taken."},
     {"lvreduce", "Reduce the size of a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [-]Size[m|UNIT] LV", NULL},
            {NULL, "-l|--extents [-]Number[PERCENT] LV", NULL}),
@@ -398,6 +403,10 @@ static const struct help_cmd help_cmds[] = {
           {0, "nbd-unix", "PATH", "The NBD Unix socket (default $ULVM_RUN_DIR/nbd.sock).", 1},
           {0, "nbd-tcp", "HOST:PORT", "Also serve NBD over TCP here.", 1},
           {0, "no-nbd", NULL, "Serve no NBD exports.", 1},
+          {0, "monitor-interval", "Seconds",
+           "How often the thin pools are checked for autoextension (default 10, as dmeventd).", 1},
+          {0, "ignoremonitoring", NULL, "Do not monitor thin pools (as activation/monitoring = 0).",
+           1},
           {0, "stop", NULL,
            "Ask the ulvmd of $ULVM_RUN_DIR to stop, and wait until it has (clients closed, devices "
            "flushed).",
@@ -406,7 +415,11 @@ static const struct help_cmd help_cmds[] = {
           {0, "devicesfile", "String", "A devices file naming the devices to consider.", 0}),
      "Runs the ulvm daemon (also installed as ulvmd). It holds the active devices of ulvm's "
      "device-mapper, exports each over NBD (nbd+unix:///VG/LV?socket=...; also dm names) to "
-     "any NBD client, and takes the other commands' requests on its control socket.\n\nIt stops "
+     "any NBD client, and takes the other commands' requests on its control socket.\n\nLike "
+     "dmeventd's thin plugin it monitors every thin pool it holds (activation/monitoring): "
+     "above activation/thin_pool_autoextend_threshold of data or metadata it runs ulvm "
+     "lvextend --use-policies on the pool, and warns from 80 % full on. lvm.conf is read "
+     "when it starts.\n\nIt stops "
      "on SIGTERM or SIGINT, or when asked with ulvm serve --stop."},
     {"dd", "Copy data in and out of LVs, mapped devices and files, like dd", STYLE_TOOL,
      FORMS({NULL, "[OPERAND ...]", NULL}),

@@ -24,6 +24,7 @@ struct ulvmd {
 	struct evloop *loop;
 	struct nbd_server *nbd;
 	struct mounts *mounts;
+	struct monitor *monitor;
 	bool exit_when_idle;
 	struct evloop_timer idle_timer;
 	int listen_fd;
@@ -630,6 +631,8 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 		if (r)
 			goto out;
 	}
+	if (o && o->monitor && (r = monitor_new(ctx, d.loop, o->monitor, &d.monitor)))
+		goto out;
 	if (o && o->exit_when_idle) {
 		d.exit_when_idle = true;
 		evloop_timer_init(&d.idle_timer, idle_tick, &d);
@@ -640,6 +643,7 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 	r = evloop_run(d.loop, &stop_flag);
 out:
 	/* Clean shutdown: clients first (their I/O completes), then flush every device. */
+	monitor_free(d.monitor);
 	mounts_free(d.mounts);
 	d.mounts = NULL;
 	nbd_server_free(d.nbd);

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 
+#include "monitor.h"
 #include "ulvm.h"
 
 struct ulvmd_opts {
@@ -30,6 +31,8 @@ struct ulvmd_opts {
 	 * has no mount and no NBD connection: `ulvm mount` starts such a one. */
 	const char *mount_request;
 	bool exit_when_idle;
+	/* Thin pool autoextension (daemon/monitor.h); NULL: none. */
+	const struct monitor_opts *monitor;
 };
 
 /* Run until SIGTERM/SIGINT or a "shutdown" request; on the way out every device is flushed

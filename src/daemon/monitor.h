@@ -1,0 +1,37 @@
+/*
+ * daemon/monitor: what dmeventd's thin plugin does, inside ulvmd. Every interval (dmeventd:
+ * 10 s) it reads the status of every thin pool the daemon holds; when a pool's data or
+ * metadata usage is above activation/thin_pool_autoextend_threshold it runs
+ * `ulvm lvextend --use-policies VG/POOL` (dmeventd's thin_command) as a child process, whose
+ * changes come back to the daemon over the control socket like any command's: the pool is
+ * reloaded bigger and the I/O it queued for lack of space goes on. It warns as dmeventd does
+ * at 80 % and each 5 % above. The event loop keeps serving while the child runs; one child
+ * per pool at a time. Uses the public API and evloop.
+ *
+ * The settings come from the command that starts the daemon (`ulvm serve` reads lvm.conf and
+ * --config once, at start, like the lvm.conf a dmeventd registration sees): a change to them
+ * takes effect when ulvmd restarts. The child reads lvm.conf itself for the sizes.
+ */
+#ifndef ULVM_DAEMON_MONITOR_H
+#define ULVM_DAEMON_MONITOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../evloop/evloop.h"
+
+struct monitor_opts {
+	bool enabled;         /* activation/monitoring */
+	int threshold;        /* thin_pool_autoextend_threshold, 50..100 (100: never extend) */
+	uint64_t interval_ns; /* between two checks */
+	const char *command;  /* the ulvm binary the child runs */
+	const char *devices;  /* --devices for the child (NULL: none, $ULVM_DEVICES) */
+};
+
+struct monitor;
+/* Nothing is started when !o->enabled (*out is NULL then, which monitor_free takes). */
+int monitor_new(struct ulvm_ctx *ctx, struct evloop *loop, const struct monitor_opts *o,
+                struct monitor **out);
+void monitor_free(struct monitor *m);
+
+#endif
