@@ -25,8 +25,10 @@ class Metadata(Experiment):
         return [Table("metadata", "Metadata commands on a VG of %d LVs" % nlv, CMDS, cols,
                       "bench/metadata.sh --lvs %d --runs %d: wall time of the whole command, "
                       "ulvm on the image files and LVM2 (`--driverloaded n`) on loop devices "
-                      "over them, alternating; each repetition is one run of the script (the "
-                      "median of its runs)." % (nlv, runs),
+                      "over them, alternating; lvcreate -an -Zn for both; both archive into a "
+                      "system directory of the run's own (LVM_SYSTEM_DIR, the host's "
+                      "lvm.conf); each repetition is one run of the script (the median of "
+                      "its runs)." % (nlv, runs),
                       plot={"kind": "bars", "cols": ["ulvm", "lvm2"], "ylabel": "ms"})]
 
     def estimate(self, ctx):

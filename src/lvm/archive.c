@@ -2,8 +2,8 @@
  * LVM2's automatic metadata archives and backups: before a commit the VG's current metadata
  * goes to ARCHIVE_DIR/VG_NNNNN-RANDOM.vg ("Created *before* executing '...'"), after it
  * the new one to BACKUP_DIR/VG ("Created *after* ..."), both mode 0600 in directories made
- * 0700, each written to a temporary file, synced and renamed into place. Where they go and
- * whether at all is LVM2's lvm.conf ($LVM_SYSTEM_DIR, default /etc/lvm) with --config over
+ * 0700, each written to a temporary file renamed into place (the backup synced first). Where they
+ * go and whether at all is LVM2's lvm.conf ($LVM_SYSTEM_DIR, default /etc/lvm) with --config over
  * it: backup/archive, backup/archive_dir, backup/retain_min, backup/retain_days,
  * backup/backup, backup/backup_dir. Only for contexts that ask
  * (ulvm_ctx_opts.archive); never in test mode.
@@ -90,8 +90,11 @@ static int make_dir(const char *dir)
 	}
 }
 
-/* `text` to `path`, mode 0600, through a synced temporary file renamed into place. */
-static int write_file(const char *path, const char *text)
+/* `text` to `path`, mode 0600, through a temporary file renamed into place: synced before
+ * the rename when `durable` (the backup, as LVM2 syncs it); else only its write-back started
+ * (an archive: LVM2 does not sync those, and waiting here would put one more disk flush in
+ * front of every commit). */
+static int write_file(const char *path, const char *text, bool durable)
 {
 	char tmp[4200];
 	size_t len = strlen(text), done = 0;
@@ -107,8 +110,10 @@ static int write_file(const char *path, const char *text)
 		else if (n > 0)
 			done += (size_t)n;
 	}
-	if (!r && fsync(fd) < 0)
+	if (!r && durable && fsync(fd) < 0)
 		r = -errno;
+	if (!r && !durable)
+		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	if (close(fd) < 0 && !r)
 		r = -errno;
 	if (!r && rename(tmp, path) < 0)
@@ -116,28 +121,6 @@ static int write_file(const char *path, const char *text)
 	if (r)
 		unlink(tmp);
 	return r;
-}
-
-/* The next archive number of VG `name`: one past the highest there is. */
-static unsigned next_index(const char *dir, const char *name)
-{
-	size_t nl = strlen(name);
-	unsigned next = 0;
-	struct dirent *e;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		unsigned idx;
-		if (strncmp(e->d_name, name, nl) || e->d_name[nl] != '_' ||
-		    sscanf(e->d_name + nl + 1, "%5u-", &idx) != 1)
-			continue;
-		if (idx + 1 > next)
-			next = idx + 1;
-	}
-	closedir(d);
-	return next;
 }
 
 struct archive_entry {
@@ -152,15 +135,41 @@ static int entry_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* As LVM2 after each archive: beyond the newest retain_min archives of the VG, the oldest
- * ones older than retain_days are removed, oldest first, until one is younger. */
-static void prune_archives(const struct backup_conf *bc, const char *name)
+struct archive_list {
+	struct archive_entry *v;
+	size_t n, cap;
+};
+
+static bool list_add(struct archive_list *l, unsigned idx, const char *path)
 {
-	size_t nl = strlen(name), n = 0, cap = 0;
-	struct archive_entry *v = NULL;
-	time_t keep_after = time(NULL) - (time_t)bc->retain_days * 86400;
+	if (l->n == l->cap) {
+		struct archive_entry *nv =
+		    realloc(l->v, (l->cap = l->cap ? 2 * l->cap : 16) * sizeof(*nv));
+		if (!nv)
+			return false;
+		l->v = nv;
+	}
+	if (!(l->v[l->n].path = strdup(path)))
+		return false;
+	l->v[l->n++].idx = idx;
+	return true;
+}
+
+static void list_free(struct archive_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i].path);
+	free(l->v);
+}
+
+/* The archives of VG `name` in `dir` (VG_NNNNN-*.vg), read in one pass of the directory:
+ * it holds every VG's archives for retain_days (thousands, after a while), and both the
+ * next number and the pruning need them. */
+static void list_archives(const char *dir, const char *name, struct archive_list *l)
+{
+	size_t nl = strlen(name);
 	struct dirent *e;
-	DIR *d = opendir(bc->archive_dir);
+	DIR *d = opendir(dir);
 
 	if (!d)
 		return;
@@ -172,53 +181,56 @@ static void prune_archives(const struct backup_conf *bc, const char *name)
 		    strcmp(e->d_name + len - 3, ".vg") ||
 		    sscanf(e->d_name + nl + 1, "%5u-", &idx) != 1)
 			continue;
-		if (n == cap) {
-			struct archive_entry *nv =
-			    realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*nv));
-			if (!nv)
-				break;
-			v = nv;
-		}
-		snprintf(path, sizeof(path), "%s/%s", bc->archive_dir, e->d_name);
-		if (!(v[n].path = strdup(path)))
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (!list_add(l, idx, path))
 			break;
-		v[n++].idx = idx;
 	}
 	closedir(d);
-	if (n)
-		qsort(v, n, sizeof(*v), entry_cmp);
-	for (size_t i = 0, left = n; i < n && left > (size_t)bc->retain_min; i++) {
+}
+
+/* As LVM2 after each archive: beyond the newest retain_min archives of the VG, the oldest
+ * ones older than retain_days are removed, oldest first, until one is younger. */
+static void prune_archives(const struct backup_conf *bc, struct archive_list *l)
+{
+	time_t keep_after = time(NULL) - (time_t)bc->retain_days * 86400;
+
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), entry_cmp);
+	for (size_t i = 0, left = l->n; i < l->n && left > (size_t)bc->retain_min; i++) {
 		struct stat st;
-		if (stat(v[i].path, &st))
+		if (stat(l->v[i].path, &st))
 			continue;
 		if (st.st_mtime >= keep_after)
 			break;
-		ulvm_log(ULVM_LOG_DEBUG, "Expiring archive %s", v[i].path);
-		if (unlink(v[i].path) == 0)
+		ulvm_log(ULVM_LOG_DEBUG, "Expiring archive %s", l->v[i].path);
+		if (unlink(l->v[i].path) == 0)
 			left--;
 	}
-	for (size_t i = 0; i < n; i++)
-		free(v[i].path);
-	free(v);
 }
 
 static int archive_text(const struct backup_conf *bc, const char *name, uint32_t seqno,
                         const char *text)
 {
+	struct archive_list l = {0};
+	unsigned next = 0;
 	char path[8300];
 	int r;
 
 	if ((r = make_dir(bc->archive_dir)))
 		return r;
+	list_archives(bc->archive_dir, name, &l);
+	for (size_t i = 0; i < l.n; i++) /* one past the highest there is */
+		if (l.v[i].idx + 1 > next)
+			next = l.v[i].idx + 1;
 	/* LVM2's name: the VG, a 5-digit sequence number, a random number. */
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
-	snprintf(path, sizeof(path), "%s/%s_%05u-%ld.vg", bc->archive_dir, name,
-	         next_index(bc->archive_dir, name), (long)(random() & 0x7fffffff));
+	snprintf(path, sizeof(path), "%s/%s_%05u-%ld.vg", bc->archive_dir, name, next,
+	         (long)(random() & 0x7fffffff));
 	ulvm_info("Archiving volume group \"%s\" metadata (seqno %u).", name, seqno);
-	if ((r = write_file(path, text)))
-		return r;
-	prune_archives(bc, name);
-	return 0;
+	if (!(r = write_file(path, text, false)) && list_add(&l, next, path))
+		prune_archives(bc, &l);
+	list_free(&l);
+	return r;
 }
 
 /* The VG's committed copy (by its UUID: a rename has changed the name in memory). */
@@ -293,7 +305,7 @@ void vg_backup_after(struct ulvm_vg *vg, const char *description, const char *ol
 	snprintf(path, sizeof(path), "%s/%s", bc.backup_dir, vg->name);
 	ulvm_info("Creating volume group backup \"%s\" (seqno %u).", path, vg->seqno);
 	if ((r = make_dir(bc.backup_dir)) || (r = vg_export(vg, true, desc, &text, &len)) ||
-	    (r = write_file(path, text))) {
+	    (r = write_file(path, text, true))) {
 		snprintf(what, sizeof(what), "Cannot write backup of volume group %s to %s: %s",
 		         vg->name, path, strerror(-r));
 		report_failure(&bc, r, what);

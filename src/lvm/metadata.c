@@ -245,6 +245,7 @@ int vg_write_commit(struct ulvm_vg *vg, const char *description)
 	struct pending *pend = NULL;
 	size_t npend = 0, committed = 0;
 	char *text = NULL, *old_name = NULL;
+	bool old_label = false;
 	size_t len;
 	int r;
 
@@ -318,11 +319,17 @@ out:
 	free(old_name);
 	free(pend);
 	free(text);
+	/* As LVM2's write does: a PV with an older header extension (version 1, no "used"
+	 * flag) gets the current one. The labels are as the scan before the commit read them
+	 * (a commit writes areas, not labels): only then is a rescan needed here. */
+	for (size_t i = 0; !r && !old_label && i < vg->npvs; i++) {
+		struct dev_entry *d =
+		    vg->pvs[i]->device ? ctx_find_dev(ctx, vg->pvs[i]->device) : NULL;
+		old_label = d && d->has_label && d->label.ext_version < 2;
+	}
 	/* The cached copies are stale now; the next use rescans. */
 	ctx_invalidate(ctx);
-	/* As LVM2's write does: a PV with an older header extension (version 1, no "used"
-	 * flag) gets the current one. */
-	for (size_t i = 0; !r && i < vg->npvs; i++) {
+	for (size_t i = 0; !r && old_label && i < vg->npvs; i++) {
 		struct dev_entry *d;
 		if (!vg->pvs[i]->device || ctx_scan(ctx) ||
 		    !(d = ctx_find_dev(ctx, vg->pvs[i]->device)) || !d->has_label ||
