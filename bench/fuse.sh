@@ -9,7 +9,9 @@
 # Workloads: sequential 1 MiB reads and writes (qd1), random 4 KiB reads and writes at queue
 # depth 1 and 32 (fio, libaio, direct=1). The two targets alternate per workload; each figure
 # is the median of --repeat runs. The ratio is FUSE / plain file (1.00 = as fast; higher is
-# better). Needs root, fio, losetup, mkfs.ext4 and a ulvm built with FUSE.
+# better). The CPU columns are CPU seconds per GiB moved: fio's own (user + system) for the
+# plain file, fio's plus ulvmd's (/proc/PID/stat) for the FUSE file, so a loaded machine's
+# waiting does not count. Needs root, fio, losetup, mkfs.ext4 and a ulvm built with FUSE.
 #
 #   bench/fuse.sh [--ulvm PATH] [--size MiB] [--runtime S] [--repeat N] [--dir DIR]
 #                 [--stacks file,loop,ext4] [--buffered]
@@ -66,6 +68,15 @@ mkdir -p "$mnt"
 "$ULVM" mount "$mnt" benchvg
 fuse_file=$mnt/benchvg/data
 [ "$(stat -c %s "$fuse_file")" = $((SIZE << 20)) ] || { echo "LV file has the wrong size" >&2; exit 1; }
+# ulvmd: the process named in the device's holder record ("pid N (COMMAND)")
+daemon=$(grep -o '[0-9][0-9]*' "$ULVM_RUN_DIR/benchvg-data.holder" 2>/dev/null | head -1 || true)
+[ -n "$daemon" ] && [ -r "/proc/$daemon/stat" ] || daemon=
+# cpu_ticks PID: user + system clock ticks of PID so far (0 without one)
+cpu_ticks() {
+	[ -n "$1" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+	sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+}
+HZ=$(getconf CLK_TCK)
 
 # workloads: name fio-rw bs iodepth
 workloads=(
@@ -77,17 +88,26 @@ workloads=(
 	"rand-write   randwrite 4k 32"
 )
 
-# fio_run TARGET RW BS QD [SIZE]: prints "MB/s IOPS"
+# fio_run TARGET RW BS QD SIZE [PID]: prints "MB/s IOPS CPU-s/GiB": fio's CPU, and PID's
+# (its ticks over the whole run, scaled to the measured part: fio's ramp is 1 s)
 fio_run() {
-	local target=$1 rw=$2 bs=$3 qd=$4 size=${5:-}
+	local target=$1 rw=$2 bs=$3 qd=$4 size=${5:-} pid=${6:-} t0 t1
+	t0=$(cpu_ticks "$pid")
 	fio --name=w --filename="$target" --rw="$rw" --bs="$bs" --iodepth="$qd" --direct=1 \
 		--ioengine=libaio --time_based --runtime="$RUNTIME" --ramp_time=1 \
-		${size:+--size=$size} --randrepeat=0 --norandommap --output-format=json 2>/dev/null |
-		python3 -c '
+		${size:+--size=$size} --randrepeat=0 --norandommap --output-format=json \
+		>"$dir/fio.json" 2>/dev/null
+	t1=$(cpu_ticks "$pid")
+	python3 -c '
 import json, sys
-j = json.load(sys.stdin)["jobs"][0]
+j = json.load(open(sys.argv[1]))["jobs"][0]
 d = j["read"] if j["read"]["io_bytes"] else j["write"]
-print("%.1f %.0f" % (d["bw_bytes"] / 1e6, d["iops"]))'
+secs = j["job_runtime"] / 1000.0
+other = int(sys.argv[2]) / float(sys.argv[3]) * secs / (secs + 1.0)
+cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs + other
+gib = d["io_bytes"] / float(1 << 30)
+print("%.1f %.0f %.3f" % (d["bw_bytes"] / 1e6, d["iops"], cpu / gib if gib else 0))' \
+		"$dir/fio.json" $((t1 - t0)) "$HZ"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -95,19 +115,23 @@ median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+
 run_stack() {
 	local stack=$1 plain=$2 fuse=$3 size=${4:-}
 	printf '\n%s: %s vs %s\n' "$stack" "$fuse" "$plain"
-	printf '  %-12s %3s %-6s %12s %12s %7s\n' workload qd unit plain fuse ratio
+	printf '  %-12s %3s %-6s %12s %12s %7s %9s %9s\n' workload qd unit plain fuse ratio \
+		cpu-plain cpu-fuse
 	for w in "${workloads[@]}"; do
 		set -- $w
-		local name=$1 rw=$2 bs=$3 qd=$4 p=() f=() unit col pv fv
+		local name=$1 rw=$2 bs=$3 qd=$4 p=() f=() unit col pv fv pc fc
 		for _ in $(seq 1 "$REPEAT"); do
 			p+=("$(fio_run "$plain" "$rw" "$bs" "$qd" "$size")")
-			f+=("$(fio_run "$fuse" "$rw" "$bs" "$qd" "$size")")
+			f+=("$(fio_run "$fuse" "$rw" "$bs" "$qd" "$size" "$daemon")")
 		done
 		if [ "$bs" = 1M ]; then unit=MB/s col=1; else unit=IOPS col=2; fi
 		pv=$(printf '%s\n' "${p[@]}" | cut -d' ' -f$col | median)
 		fv=$(printf '%s\n' "${f[@]}" | cut -d' ' -f$col | median)
-		printf '  %-12s %3s %-6s %12s %12s %7s\n' "$name" "$qd" "$unit" "$pv" "$fv" \
-			"$(awk -v a="$fv" -v b="$pv" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')"
+		pc=$(printf '%s\n' "${p[@]}" | cut -d' ' -f3 | median)
+		fc=$(printf '%s\n' "${f[@]}" | cut -d' ' -f3 | median)
+		printf '  %-12s %3s %-6s %12s %12s %7s %9s %9s\n' "$name" "$qd" "$unit" "$pv" "$fv" \
+			"$(awk -v a="$fv" -v b="$pv" 'BEGIN { printf "%.2f", (b > 0) ? a / b : 0 }')" \
+			"$pc" "$fc"
 	done
 }
 
@@ -144,3 +168,4 @@ done
 fusermount3 -u "$mnt"
 echo
 echo "ratio = FUSE / plain file (same file system, same stack); $RUNTIME s per run, median of $REPEAT"
+echo "cpu = CPU seconds per GiB: fio's (plain), fio's + ulvmd's${daemon:+ (pid $daemon)} (FUSE)"

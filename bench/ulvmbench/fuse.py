@@ -1,7 +1,9 @@
 """The FUSE export against the plain file: bench/fuse.sh (fio, libaio, O_DIRECT, on an LV's
 file under `ulvm mount` and on a plain file of the same size on the same file system, through
 the file itself, a loop device over it, and ext4 on that loop device), run --repeat times;
-each run of the script is one repetition (the two targets alternate within it)."""
+each run of the script is one repetition (the two targets alternate within it). Besides the
+rates, CPU seconds per GiB: fio's for the plain file, fio's and ulvmd's for the FUSE file (on a
+loaded machine the figure that does not count waiting for a CPU)."""
 
 import os
 import subprocess
@@ -31,7 +33,10 @@ class Fuse(Experiment):
     def tables(self, ctx):
         cols = [Col("plain", "plain file", "MB/s or IOPS"),
                 Col("fuse", "FUSE LV file", "MB/s or IOPS"),
-                Ratio("ratio", "FUSE / plain", "fuse", "plain")]
+                Ratio("ratio", "FUSE / plain", "fuse", "plain"),
+                Col("plain_cpu", "plain: CPU s/GiB (fio)", "s/GiB", "{:.2f}"),
+                Col("fuse_cpu", "FUSE: CPU s/GiB (fio + ulvmd)", "s/GiB", "{:.2f}"),
+                Ratio("cpu_ratio", "CPU plain / FUSE", "plain_cpu", "fuse_cpu")]
         return [Table("fuse", self.title, rows(), cols,
                       "bench/fuse.sh --runtime %s --size %d MiB in %s: fio --direct=1 "
                       "--ioengine=libaio (1 s ramp); 1M rows in MB/s, 4k rows in IOPS%s." % (
@@ -78,9 +83,12 @@ class Fuse(Experiment):
                     continue
                 if line[0] != " " and w[0].rstrip(":") in ("file", "loop", "ext4"):
                     stack = w[0].rstrip(":")
-                elif stack and len(w) == 6 and w[0] != "workload":
+                elif stack and len(w) in (6, 8) and w[0] != "workload":
                     rk = "%s/%s-qd%s" % (stack, w[0], w[1])
                     if rk in dict(rows()):
                         t.add(rk, "plain", float(w[3]), rep)
                         t.add(rk, "fuse", float(w[4]), rep)
+                        if len(w) == 8 and float(w[7]) > 0:
+                            t.add(rk, "plain_cpu", float(w[6]), rep)
+                            t.add(rk, "fuse_cpu", float(w[7]), rep)
         t.status = "ok"

@@ -29,7 +29,7 @@ ulvm dd if="$T/p8" of=$VG/lv bs=1M status=none
 ulvmd_start
 # a failure while suspended: resume first, so that the cleanup's unmount does not hang
 ULVMD_CLEANUP='[ -z "$DPID" ] || "$ULVM" dmsetup resume $VG-lv 2>/dev/null; _fuse_cleanup'
-ulvm mount "$DIR"
+ulvm mount ${E2E_FUSE_MOUNT_OPTS:-} "$DIR" # 132 runs this test on a page-cache mount
 FUSE_MNTS+=("$DIR")
 F=$DIR/$VG/lv
 
