@@ -71,6 +71,11 @@ struct node {
 	struct timespec mtime;
 	bool dirty;    /* written since its last flush */
 	bool rmw_busy; /* a read-modify-write is running; others wait in the queue */
+	/* Page-cache mode: what the kernel may keep of the file is still right for device
+	 * cache_dev (compared, never used): nothing else changed it since, or what changed was
+	 * invalidated. The next open keeps the cache only then. */
+	const struct ulvm_dev *cache_dev;
+	bool cache_valid;
 	struct fx_op *rmw_head, **rmw_tail;
 };
 
@@ -673,15 +678,14 @@ static void fx_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fi->fh = (uintptr_t)f;
 	if (fx->cache) {
 		/* The page cache, kept coherent by fuse_export_invalidate(); what the kernel
-		 * kept from before is kept only while another cached file of the device is
-		 * open (changes made meanwhile were invalidated). */
-		unsigned others = 0;
-		for (const struct fx_file *o = f->next; o; o = o->next)
-			others += o->cached && o->dev == dev;
+		 * kept from before is kept only if nothing changed the device since without
+		 * being invalidated (else the kernel drops it now). */
 		f->cached = true;
 		fx->ncached++;
 		fi->direct_io = 0;
-		fi->keep_cache = others > 0;
+		fi->keep_cache = n->cache_valid && n->cache_dev == dev;
+		n->cache_dev = dev;
+		n->cache_valid = true;
 	} else {
 		fi->direct_io = 1; /* no page cache: the other exports' writes are seen at once */
 		fi->keep_cache = 0;
@@ -1438,11 +1442,15 @@ static bool own_io(const struct fuse_export *fx, const struct ulvm_io *io);
 bool fuse_export_must_invalidate(const struct fuse_export *fx, const struct ulvm_dev *dev,
                                  const struct ulvm_io *io)
 {
-	if (!fx->ncached || fx->ended || fx->q_stop || (io && own_io(fx, io)))
+	if (!fx->cache || fx->ended || fx->q_stop || (io && own_io(fx, io)))
 		return false;
 	for (const struct fx_file *f = fx->files; f; f = f->next)
 		if (f->cached && f->dev == dev)
 			return true;
+	/* Nothing of it is open: what the kernel kept is dropped at the next open. */
+	for (size_t i = 0; i < fx->nnodes; i++)
+		if (fx->nodes[i]->cache_dev == dev)
+			fx->nodes[i]->cache_valid = false;
 	return false;
 }
 
@@ -1460,8 +1468,10 @@ void fuse_export_invalidate(struct fuse_export *fx, const struct ulvm_dev *dev,
 			continue;
 		seen = f->n;
 		if (!(iv = calloc(1, sizeof(*iv)))) {
-			ulvm_warn("%s: out of memory: the page cache of %s/%s may be stale",
+			ulvm_warn("%s: out of memory: the page cache of %s/%s may be stale until "
+			          "it is opened again",
 			          fx->dir, f->n->vg, f->n->lv);
+			f->n->cache_valid = false;
 			continue;
 		}
 		iv->ino = f->n->ino;

@@ -40,9 +40,10 @@
  * range is invalidated in the kernel (FUSE_NOTIFY_INVAL_INODE) before that writer's
  * completion is delivered (ctx_set_write_watch, fuse_export_written). The notifications are
  * sent from a thread of the mount's own: the kernel waits for the pages' locks, which
- * requests this loop has to answer may hold. The first open with no other open file of the
- * device drops what the kernel kept (no keep_cache), so writes while nothing was open are
- * seen too. O_DIRECT opens take the kernel's direct path, which keeps the cache coherent.
+ * requests this loop has to answer may hold. A change while no file of the device is open
+ * is only noted: the next open drops what the kernel kept (no keep_cache); else an open
+ * keeps it. O_DIRECT opens take the kernel's direct path, which keeps the cache coherent.
+ * Not seen: writes to the PVs behind ulvm's back (as for any cache above a block device).
  * Uses the public API, lvm (the write watch), evloop, export/bufpool, libfuse3, pthreads.
  */
 #ifndef ULVM_EXPORT_FUSE_EXPORT_H

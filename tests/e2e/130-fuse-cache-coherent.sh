@@ -5,7 +5,8 @@
 # each region is first read through FUSE (so it is cached), then written through `ulvm dd`,
 # NBD or a second FUSE mount, and read back through the cached file at once: it must be the
 # new pattern. Writes through the cached file are seen by NBD and dd at once (write-through),
-# an lvextend (suspend, reload, resume) shows the new size and keeps the cache right, and the
+# an lvextend (suspend, reload, resume) shows the new size and keeps the cache right, a
+# closed file's cache is kept for the next open unless something wrote meanwhile, and the
 # data written through the cache before an fsync is on the PV after unmounting.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -139,6 +140,14 @@ assert_eq "$(sum "$T/p")" "$(sum "$T/r1")" "the extended part, written by dd, re
 echo "quit x 0 0 x" >"$T/req"
 wait $READERS || fail "the readers failed"
 READERS=
+# Closed: the pages stay cached for the next open; a write while nothing is open is seen by
+# the next open all the same.
+dd if="$DIR/$VG/lv" of=/dev/null bs=1M count=8 status=none
+[ "$(cached)" -ge $((8 * M)) ] || fail "an open dropped a cache nothing had changed ($(cached) bytes)"
+head -c $M /dev/urandom >"$T/p"
+ulvm dd if="$T/p" of=$VG/lv bs=1M seek=2 conv=notrunc status=none
+dd if="$DIR/$VG/lv" of="$T/r1" bs=1M skip=2 count=1 status=none
+assert_eq "$(sum "$T/p")" "$(sum "$T/r1")" "written while no file was open, read at the next open"
 # Buffered writes through the cache with fsync: on the PV once the mount is gone.
 head -c $((2 * M)) /dev/urandom >"$T/last"
 dd if="$T/last" of="$DIR/$VG/lv" bs=4k seek=256 conv=notrunc,fsync status=none
