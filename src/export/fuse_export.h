@@ -38,7 +38,9 @@
  * (NBD, `ulvm dd`, another mount, the daemon itself) writes, zeroes or discards a device that
  * has cached open files here, or the device is resumed (a reload, a resize, a merge), the
  * range is invalidated in the kernel (FUSE_NOTIFY_INVAL_INODE) before that writer's
- * completion is delivered (ctx_set_write_watch, fuse_export_written). The notifications are
+ * completion is delivered (ctx_set_write_watch, daemon/mounts; a resume's, and a synchronous
+ * write's of the daemon itself, are sent without waiting: its caller cannot be held, and the
+ * loop must not wait for the kernel, see below). The notifications are
  * sent from a thread of the mount's own: the kernel waits for the pages' locks, which
  * requests this loop has to answer may hold. A change while no file of the device is open
  * is only noted: the next open drops what the kernel kept (no keep_cache); else an open
