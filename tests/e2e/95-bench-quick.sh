@@ -136,7 +136,7 @@ want = {
     "nbd": (NBD_JOBS, ["ulvm", "nbdkit-file", "qemu-nbd", "nbdkit-memory", "best", "ulvm_best",
                        "ulvm_ceiling"]),
     "fuse": (["%s/%s" % (s, w) for s in ("file", "loop", "ext4") for w in FUSE_WORK],
-             ["plain", "fuse", "ratio"]),
+             ["plain", "fuse", "ratio", "plain_cpu", "fuse_cpu", "cpu_ratio"]),
     "metadata": (["lvs", "lvcreate"], ["ulvm", "lvm2", "lvm2_ulvm"]),
 }
 unavailable = {}  # not in ulvm yet: must say so
