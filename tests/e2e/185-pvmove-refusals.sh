@@ -2,8 +2,8 @@
 # What pvmove refuses, with LVM2 2.03.16's messages and exit codes (seen in the real kernel,
 # where LVM2's pvmove runs: its pvmove needs dm-mirror, so not here): no data on the PV, a
 # move onto itself or onto full PVs, a device that is no PV, an exported VG. Also: a PE range
-# that does not parse, a destination outside the VG, an active LV (ulvm moves inactive LVs
-# only), a VG with a missing PV. Nothing is written by a refusal, nor by -t. --help prints
+# that does not parse, a destination outside the VG, an active LV without ulvmd (ulvm moves
+# active LVs online through ulvmd only: e2e 193-195), a VG with a missing PV. Nothing is written by a refusal, nor by -t. --help prints
 # the usage.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -42,7 +42,7 @@ assert_eq 0 "$r" "pvmove -t: $e"
 assert_match "TEST MODE" "$e" "test mode says so"
 assert_eq "$sum" "$(imgsum a b c o)" "pvmove -t wrote nothing"
 
-# An active LV: refused before anything is written.
+# An active LV without ulvmd: refused before anything is written.
 ulvm lvchange -ay $VG/one
 sum=$(imgsum a b c o)
 refused 5 "Logical volume $VG/one is active" "$(img a)"
