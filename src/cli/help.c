@@ -606,8 +606,10 @@ static const struct help_cmd help_cmds[] = {
      "while they are LOCKED; each segment is copied, then committed, so that a move stopped "
      "at any point (a crash, a power cut) is resumed by running pvmove again (with no "
      "arguments: every move in progress), or undone by pvmove --abort, with ulvm or with "
-     "LVM2.\n\nulvm moves the extents of inactive LVs, copying them itself; an active LV is "
-     "refused."},
+     "LVM2.\n\nulvm copies the extents of inactive LVs itself. Those of active LVs move "
+     "online, while the LVs stay in use: ulvmd (ulvm serve) copies them with a device-mapper "
+     "mirror target, as the kernel does for LVM2, and pvmove polls it; without ulvmd an "
+     "active LV is refused. --atomic is not supported."},
     {"thin_check", "Check dm-thin pool metadata (thin-provisioning-tools' options)", STYLE_TOOL,
      FORMS({NULL, "[options] {device|file}", NULL}),
      OPTS({'q', "quiet", NULL, "Print nothing; the exit status tells.", 0},
