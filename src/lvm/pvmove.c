@@ -444,6 +444,24 @@ static int online_allowed(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 	                  vg->name, lv->name);
 }
 
+/* Is the active device of `lv` the table of its own segments? Not for a snapshot origin (its
+ * segments are its "-real" layer's) or a COW LV: ulvm does not move those online. */
+static bool device_is_own_table(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	char dm[300], *live = NULL;
+	struct strbuf sb;
+	bool same;
+
+	ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
+	if (ulvm_active_info(dm, &live, NULL, NULL))
+		return false;
+	sb_init(&sb);
+	same = !lv_segments_table(vg, lv, &sb) && sb.buf && !strcmp(live, sb.buf);
+	sb_free(&sb);
+	free(live);
+	return same;
+}
+
 static bool lv_uses(const struct ulvm_lv *lv, const struct ulvm_lv *mirr)
 {
 	for (size_t s = 0; s < lv->nsegs; s++)
@@ -783,7 +801,7 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 	}
 	for (size_t i = 0; i < nlvs; i++) {
 		struct ulvm_lv *lv = vg->lvs[i];
-		bool changed = false;
+		bool changed = false, stacked;
 		if (o->lv_name && strcmp(lv->name, o->lv_name))
 			continue;
 		if (lv_is_pvmove(lv))
@@ -792,10 +810,20 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 			ulvm_warn("Skipping locked LV %s.", lv->name);
 			continue;
 		}
+		stacked = ulvm_lv_active(vg, lv) && !device_is_own_table(vg, lv);
 		if ((r = layer_lv(lv, src, &srange, mirr, &changed)))
 			goto out;
 		if (changed && (r = online_allowed(vg, lv)))
 			goto out;
+		if (changed && stacked) {
+			r = ulvm_error(
+			    -EOPNOTSUPP,
+			    "Logical volume %s/%s is active as part of a stack (a snapshot's "
+			    "origin or COW): ulvm cannot move its extents online; deactivate "
+			    "it first",
+			    vg->name, lv->name);
+			goto out;
+		}
 		if (changed && (r = status_add_locked(&lv->status)))
 			goto out;
 		any |= changed;

@@ -4,7 +4,8 @@
 # abort, the segment committed as moved stays on its new extents and the others on the old
 # ones (LVM2's two commits), the LV's device is loaded with that layout and pvmove0's device
 # goes, while the LV stays in use (a write after the abort lands). Without ulvmd, a move of an
-# active LV is refused, naming the process that has it open, before anything is written.
+# active LV is refused, naming the process that has it open, before anything is written; with
+# it, one of an active snapshot origin (a stack ulvm does not move online).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/ulvmd_lib.sh"
@@ -57,6 +58,15 @@ assert_eq "0 16384 linear $(img b) 2048
 check_lvs $VG/one
 fill_lv $VG/one
 check_lvs $VG/one
+# An active snapshot origin is a stack (its segments are its -real layer's): refused.
+ulvm lvcreate -n orig -l 4 $VG "$(img b)" >/dev/null
+ulvm lvcreate -s -n snap -l 2 $VG/orig "$(img b)" >/dev/null
+ulvm lvchange -ay $VG/orig
+sum=$(imgsum a b)
+run_rc o e r ulvm pvmove -i 0 "$(img b)" "$(img a)"
+[ "$r" != 0 ] || fail "a move of an active origin went ahead"
+assert_match "Logical volume $VG/orig is active as part of a stack" "$e" "says why"
+assert_eq "$sum" "$(imgsum a b)" "nothing written by the refusal"
 ulvmd_stop
 check_lvs $VG/one
 echo "PASS: pvmove --abort of an online move keeps what was moved, the LV's device follows"
