@@ -800,6 +800,10 @@ int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *desc
 bool ulvm_pvmove_online(const struct ulvm_vg *vg, const struct ulvm_lv *mirr);
 int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,
                      const char *description);
+/* A pvmove LV a stop between the two finishing commits left (one error extent, no PVMOVE) is
+ * kept in the metadata, as LVM2 keeps it; its device, when still active under the LVs', is
+ * taken out of their stack (they are loaded with their tables) and removed. */
+int ulvm_pvmove_tidy(struct ulvm_vg *vg);
 
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's --config for this process: its settings go over lvm.conf's wherever the library

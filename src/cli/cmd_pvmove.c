@@ -175,6 +175,8 @@ static int continue_all(struct cli *c, const struct pvmove_args *a)
 			rc = cli_fail(r);
 			continue;
 		}
+		if ((r = ulvm_pvmove_tidy(vg)))
+			rc = cli_fail(r);
 		/* One at a time: each finishing commit changes the VG's list of LVs. */
 		while (vg && ulvm_pvmove_list(vg, NULL, m, 1)) {
 			if (continue_move(c, &vg, m[0], a) != ECMD_PROCESSED) {

@@ -18,6 +18,8 @@
  *          of 1 extent. Commit. Then pvmoveN is removed. Commit.
  *
  * A crash leaves one of these states; each reads as data in the right place.
+ * Test hook: ULVM_TEST_PVMOVE_STOP_FINISH set stops a finish or abort (-EINTR) right after
+ * its first commit, as a kill there would.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -1057,7 +1059,10 @@ static int end_move(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *descri
 
 	if (online && (r = collect_users(vg, mirr, &u)))
 		return r;
-	if (!(r = pvmove_detach(vg, mirr)) && !(r = vg_write_commit(vg, description)) && online)
+	if (!(r = pvmove_detach(vg, mirr)) && !(r = vg_write_commit(vg, description)) &&
+	    getenv("ULVM_TEST_PVMOVE_STOP_FINISH")) /* test hook: a stop between the commits */
+		r = ulvm_error(-EINTR, "test: stopped after the first finishing commit");
+	if (!r && online)
 		r = apply_tables(vg, mirr, &u, true);
 	free(u.v);
 	if (r)
@@ -1124,6 +1129,46 @@ int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *desc
 		    "`ulvm serve` first",
 		    vg->name, mirr->name);
 	return end_move(vg, mirr, description);
+}
+
+/* A pvmove LV left by a stop between the two finishing commits (READ, WRITE, one error
+ * extent): LVM2 2.03.16's pvmove leaves it in the metadata (seen in the real kernel), and so
+ * does ulvm. Its device, if an online move had it active, may still be under the LVs' (the
+ * stop came before they were loaded with their new tables): load them and remove it. */
+int ulvm_pvmove_tidy(struct ulvm_vg *vg)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < vg->nlvs && !r; i++) {
+		struct ulvm_lv *m = vg->lvs[i];
+		struct users u = {0};
+		char dm[300];
+
+		if (strncmp(m->name, "pvmove", 6) || lv_is_pvmove(m) || m->nsegs != 1 ||
+		    strcmp(m->segs[0].type, "error") || !ulvm_lv_active(vg, m))
+			continue;
+		ulvm_lv_dm_name(vg->name, m->name, dm, sizeof(dm));
+		if (!(u.v = calloc(vg->nlvs + 1, sizeof(*u.v))))
+			return ulvm_error(-ENOMEM, "out of memory");
+		for (size_t k = 0; k < vg->nlvs; k++) {
+			char name[300], *live = NULL;
+			const char *p;
+			if (k == i || !ulvm_lv_active(vg, vg->lvs[k]))
+				continue;
+			ulvm_lv_dm_name(vg->name, vg->lvs[k]->name, name, sizeof(name));
+			if (ulvm_active_info(name, &live, NULL, NULL))
+				continue;
+			for (p = strstr(live, dm); p; p = strstr(p + 1, dm))
+				if (p > live && p[-1] == ' ' && p[strlen(dm)] == ' ')
+					break;
+			if (p)
+				u.v[u.n++] = vg->lvs[k];
+			free(live);
+		}
+		r = apply_tables(vg, m, &u, true);
+		free(u.v);
+	}
+	return r;
 }
 
 /* "<start> <len> mirror 2 <dev0> <dev1> N/M 1 AA 1 core": the status line of the mirror target

@@ -12,6 +12,8 @@
 #     `dmsetup status` must have ulvm's form ("2 <dev> <dev> N/M 1 AA 1 core", the count in
 #     sync apart); then LVM2's `pvmove` with no arguments finishes the move, vgck is clean,
 #     nothing is left on o0, and the kernel reads the bytes ulvm wrote (md5).
+#  The orphan: VG kx, whose ulvm move was stopped between its two finishing commits (pvmove0
+#     left as one error extent): LVM2's `pvmove` with no arguments exits 0 and leaves it.
 #
 # Usage: tests/kernel/k-pvmove-online.sh [--ulvm PATH] [--keep] [-v]
 # Exit: 0 pass, 1 fail, 77 skip (oracle absent; KDM_REQUIRE=1 makes that a failure).
@@ -20,7 +22,16 @@ ME=$0
 . "$(dirname "$0")/klib.sh"
 klib_init kpvonline "$@"
 
-for d in o0 o1; do truncate -s 160M "$W/$d.img"; done
+for d in o0 o1 x0 x1; do truncate -s 160M "$W/$d.img"; done
+# kx: a move stopped between its two finishing commits (pvmove0 left as one error extent).
+DX="$W/x0.img,$W/x1.img"
+u pvcreate --devices "$DX" "$W/x0.img" "$W/x1.img"
+u vgcreate --devices "$DX" kx "$W/x0.img" "$W/x1.img"
+u lvcreate --devices "$DX" -n l -l 3 kx "$W/x0.img"
+ULVM_TEST_PVMOVE_STOP_FINISH=1 "$U" pvmove --devices "$DX" -i 0 "$W/x0.img" >>"$LOG" 2>&1 &&
+	fail "the test hook did not stop ulvm's finish"
+uq lvs --devices "$DX" -a --noheadings -o lv_name,segtype kx | grep -q 'pvmove0.*error' ||
+	fail "no orphan pvmove0 in kx"
 D="$W/o0.img,$W/o1.img"
 u pvcreate --devices "$D" "$W/o0.img" "$W/o1.img"
 u vgcreate --devices "$D" ko "$W/o0.img" "$W/o1.img"
@@ -61,8 +72,11 @@ lvs -a --noheadings -o lv_name ko | grep -q pvmove || echo "ko: no pvmove LV lef
 echo "o0 alloc: $(pvs --noheadings -o pv_pe_alloc_count $KDM_DISK0 | tr -d ' ')"
 for lv in l1 l2; do echo "md5 ko/$lv $(md5sum </dev/ko/$lv | cut -d' ' -f1)"; done
 vgchange -an ko >/dev/null 2>&1
+echo "=== kx"
+pvmove $C -i 1 2>&1; echo "kx pvmove rc=$?"
+lvs -a --noheadings -o lv_name,segtype kx | sed 's/^/kx lv /'
 GUEST
-"$KDM_RUN" -t 900 -2 "$W/o0.img" "$W/o1.img" -s "$W/guest.sh" >"$W/guest.out"
+"$KDM_RUN" -t 900 -2 "$W/o0.img" "$W/o1.img" "$W/x0.img" "$W/x1.img" -s "$W/guest.sh" >"$W/guest.out"
 rc=$?
 [ $rc = 125 ] && skip "kernel-dm oracle failed to boot: $(tail -3 "$W/guest.out")"
 [ "$VERBOSE" = 1 ] && cat "$W/guest.out"
@@ -98,4 +112,10 @@ for lv in l1 l2; do
 		fail "the guest reads other bytes in ko/$lv than ulvm wrote"
 done
 [ $FAILS = 0 ] && pass "LVM2's pvmove finished ulvm's interrupted online move; the kernel reads ulvm's bytes"
+
+# The orphan: LVM2's pvmove leaves it (ulvm's does the same: e2e 196).
+grep -q "^kx pvmove rc=0" "$W/guest.out" || fail "LVM2's pvmove with kx's orphan pvmove0 failed"
+grep -qE "^kx lv +\[?pvmove0\]? +error" "$W/guest.out" ||
+	fail "LVM2's pvmove did something with kx's orphan pvmove0: $(grep '^kx lv' "$W/guest.out" | paste -sd'|')"
+[ $FAILS = 0 ] && pass "LVM2's pvmove leaves an orphan pvmove0 (one error extent) as it is"
 [ $FAILS = 0 ] && echo PASS || exit 1
