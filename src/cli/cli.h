@@ -340,7 +340,12 @@ int cmd_fullreport(struct cli *c, int argc, char **argv);
 	    {"force", no_argument, NULL, 'f'}, {"verbose", no_argument, NULL, 'v'},                \
 	    {"quiet", no_argument, NULL, 'q'}, {"help", no_argument, NULL, 'h'},                   \
 	    {"debug", no_argument, NULL, 'd'}, {"commandprofile", required_argument, NULL, 1004},  \
-	    {"nolocking", no_argument, NULL, 1005}, {"test", no_argument, NULL, 't'},              \
+	    {"nolocking", no_argument, NULL, 1005},                                                \
+	    {"test", no_argument, NULL,                                                            \
+	     't'}, /* LVM2's other common options: no-ops in userspace (see cli_common_opt) */     \
+	    {"journal", required_argument, NULL, 1007},                                            \
+	    {"lockopt", required_argument, NULL, 1008}, {"nohints", no_argument, NULL, 1009},      \
+	    {"profile", required_argument, NULL, 1004}, {"version", no_argument, NULL, 1011},      \
 	{                                                                                          \
 		"lock-dir", required_argument, NULL, 1006                                          \
 	}

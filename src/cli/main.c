@@ -128,7 +128,14 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 		cli_config_override = arg;
 		return 1;
 	case 1002: /* --driverloaded: ulvm's device-mapper is its own; accepted for LVM2 compat */
-	case 1004:
+	case 1004: /* --commandprofile, --profile: accepted, profiles are not applied */
+	case 1008: /* --lockopt: options for lvmlockd, which ulvm does not use */
+	case 1009: /* --nohints: ulvm keeps no hints file (it never scans /dev) */
+	case 1011: /* --version: printed before the command runs (cli_run) */
+		return 1;
+	case 1007: /* --journal: LVM2 logs to the systemd journal; ulvm takes the same values */
+		if (strcmp(arg, "command") && strcmp(arg, "output") && strcmp(arg, "debug"))
+			fprintf(stderr, "  Ignoring unrecognized journal value.\n");
 		return 1;
 	case 1005:
 		cli_nolocking = true;
@@ -315,6 +322,17 @@ static void print_version(void)
 	printf("  ulvm version 0.1.0 (LVM2 2.03 metadata format)\n");
 }
 
+/* As LVM2: CMD --version is `version`; the thin tools and dmsetup print their own. */
+static bool version_wanted(const char *name, int argc, char **argv)
+{
+	if (!strncmp(name, "thin_", 5) || !strcmp(name, "dmsetup"))
+		return false;
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--version"))
+			return true;
+	return false;
+}
+
 int cli_run(const char *name, int argc, char **argv)
 {
 	struct cli c = {0};
@@ -340,6 +358,11 @@ int cli_run(const char *name, int argc, char **argv)
 		if (help_wanted(argc, argv)) {
 			sb_free(&cmdline);
 			return help_command(name, stdout);
+		}
+		if (version_wanted(name, argc, argv)) {
+			sb_free(&cmdline);
+			print_version();
+			return ECMD_PROCESSED;
 		}
 		cli_config_defaults(&c, argc, argv);
 		ulvm_lvm2_config_override(cli_config_override); /* archives, locking_dir */
