@@ -84,7 +84,8 @@ run_rc o e r ulvm lvrename $VG nlv other
 assert_eq 5 "$r" "lvrename onto an existing LV: $e"
 e_exists=${e//nlv/LV}
 
-echo "quit x 0 0 x" >"$T/req"
+echo "quit x 0 0 x" >"$T/req.tmp"
+mv "$T/req.tmp" "$T/req"
 wait $READERS || fail "the holders failed"
 READERS=
 fusermount3 -u "$DIR"

@@ -27,7 +27,10 @@ while True:
         if time.time() - idle > 120: raise SystemExit('no request for 2 minutes')
         time.sleep(0.01); continue
     idle = time.time()
-    way, op, off, n, file = open(d + '/req').read().split()
+    words = open(d + '/req').read().split()
+    if len(words) != 5:  # a request file still being written: read it again
+        time.sleep(0.01); continue
+    way, op, off, n, file = words
     os.unlink(d + '/req')
     off, n = int(off), int(n)
     if way == 'quit': break
