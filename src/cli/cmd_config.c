@@ -336,42 +336,131 @@ static void print_configured(const struct walk *w, const struct cfg_node *n, con
 	sb_puts(w->out, "}\n");
 }
 
+/* The child of section `sec` before `n` (NULL: n is the first). */
+static struct cfg_node *before(struct cfg_node *sec, const struct cfg_node *n)
+{
+	struct cfg_node *p = NULL;
+
+	for (struct cfg_node *c = sec->child; c && c != n; c = c->next)
+		p = c;
+	return p;
+}
+
+/* Unlink the last child of `sec` (just appended) and put it where `old` was (replacing
+ * it), or right after the first child when `old` is NULL. */
+static void move_last(struct cfg_node *sec, struct cfg_node *old)
+{
+	struct cfg_node *last = sec->last_child, *p = before(sec, last), *q;
+
+	if (!last || last == sec->child || last == old)
+		return;
+	p->next = NULL;
+	sec->last_child = p;
+	if (old) {
+		q = before(sec, old);
+		last->next = old->next;
+		if (q)
+			q->next = last;
+		else
+			sec->child = last;
+		if (sec->last_child == old)
+			sec->last_child = last;
+		return;
+	}
+	last->next = sec->child->next;
+	sec->child->next = last;
+	if (sec->last_child == sec->child)
+		sec->last_child = last;
+}
+
+/* With --config: what LVM2's --type diff compares, lvm.conf's tree with --config's values
+ * over it (in their places, new ones after a section's first). NULL without --config. */
+static struct cfg_tree *merged_tree(const struct lvmconf *cf)
+{
+	struct cfg_tree *t;
+
+	if (!cf->override || !(t = cfg_tree_new()))
+		return NULL;
+	for (const struct cfg_node *c = cf->tree->top.child; c; c = c->next)
+		cfg_copy(t, NULL, c);
+	for (const struct cfg_node *s = cf->override->top.child; s; s = s->next) {
+		struct cfg_node *m = NULL;
+		for (struct cfg_node *c = t->top.child; c && s->key; c = c->next)
+			if (c->kind == CFG_SECTION && c->key && !strcmp(c->key, s->key))
+				m = c;
+		if (!m || s->kind != CFG_SECTION) {
+			cfg_copy(t, NULL, s);
+			continue;
+		}
+		for (const struct cfg_node *c = s->child; c; c = c->next) {
+			struct cfg_node *old = NULL;
+			for (struct cfg_node *k = m->child; k && c->key; k = k->next)
+				if (k->key && !strcmp(k->key, c->key) && k->kind != CFG_SECTION)
+					old = k;
+			if (c->kind != CFG_SECTION && cfg_copy(t, m, c))
+				move_last(m, old);
+		}
+	}
+	return t;
+}
+
+/* --type diff: whether a configured node is (or holds) a known setting whose value differs
+ * from its default; print it, with `out`, at `depth`. */
+static bool diff_node(const struct walk *w, const struct cfg_tree *tree, const struct cfg_node *n,
+                      const char *path, int depth, struct strbuf *out)
+{
+	const struct lvmconf_def *d = lvmconf_def_find(path);
+	char sub[1024];
+	bool any = depth > 0; /* as LVM2: a subsection read is in the diff, even empty */
+
+	if (!d || !strncmp(path, "allocation/cache_settings", 25))
+		return false; /* LVM2 drops what it does not know, or does not look into */
+	if (n->kind != CFG_SECTION) {
+		if (lvmconf_is_default(w->cf, d, n) || lvmconf_tree_node(tree, path) != n)
+			return false;
+		if (out) {
+			lvmconf_print_setting_comments(out, d, depth, &w->o->p, false);
+			lvmconf_print_node(out, n, depth, &w->o->p);
+		}
+		return true;
+	}
+	for (const struct cfg_node *c = n->child; c && !any; c = c->next) {
+		snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "");
+		any = diff_node(w, tree, c, sub, depth + 1, NULL);
+	}
+	if (!any || !out)
+		return any;
+	lvmconf_print_setting_comments(out, d, depth, &w->o->p, false);
+	put_tabs(out, depth);
+	sb_printf(out, "%s {\n", n->key ? n->key : "");
+	for (const struct cfg_node *c = n->child; c; c = c->next) {
+		snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "");
+		diff_node(w, tree, c, sub, depth + 1, out);
+	}
+	put_tabs(out, depth);
+	sb_puts(out, "}\n");
+	return true;
+}
+
 /* --type diff: the tree as read, with only the known settings that differ from their
- * defaults (LVM2 drops the ones it does not know). */
+ * defaults (LVM2 drops the ones it does not know), and the sections that hold them. */
 static void print_diff(const struct walk *w)
 {
-	const struct lvmconf *cf = w->cf;
-	const struct cfg_node *top[256], *n;
-	size_t ntop = lvmconf_order(&lvmconf_current(cf)->top, top, ARRAY_SIZE(top));
-	char path[512];
+	struct cfg_tree *merged = merged_tree(w->cf);
+	const struct cfg_tree *tree = merged ? merged : w->cf->tree;
+	const struct cfg_node *top[256];
+	size_t ntop = 0;
 
-	for (size_t i = 0; i < ntop; i++) {
-		bool any = false;
-		if (top[i]->kind != CFG_SECTION || hidden_top(top[i]))
-			continue;
-		for (int pass = 0; pass < 2; pass++) {
-			for (n = top[i]->child; n; n = n->next) {
-				const struct lvmconf_def *s;
-				snprintf(path, sizeof(path), "%s/%s", top[i]->key,
-				         n->key ? n->key : "");
-				if (!(s = lvmconf_setting(path)) || lvmconf_is_default(cf, s, n) ||
-				    lvmconf_node(cf, path) != n)
-					continue;
-				if (pass && any) {
-					lvmconf_print_setting_comments(w->out, s, 1, &w->o->p,
-					                               false);
-					lvmconf_print_node(w->out, n, 1, &w->o->p);
-				}
-				any = true;
-			}
-			if (!any)
-				break;
-			if (!pass)
-				sb_printf(w->out, "%s {\n", top[i]->key);
-		}
-		if (any)
-			sb_puts(w->out, "}\n");
-	}
+	if (merged) /* merged, the sections keep lvm.conf's order */
+		for (const struct cfg_node *c = tree->top.child; c && ntop < ARRAY_SIZE(top);
+		     c = c->next)
+			top[ntop++] = c;
+	else
+		ntop = lvmconf_order(&tree->top, top, ARRAY_SIZE(top));
+	for (size_t i = 0; i < ntop; i++)
+		if (top[i]->kind == CFG_SECTION && !hidden_top(top[i]))
+			diff_node(w, tree, top[i], top[i]->key ? top[i]->key : "", 0, w->out);
+	cfg_tree_free(merged);
 }
 
 /* One argument ("section", "section/key", "a/b/c"), or everything when NULL; false: not

@@ -106,11 +106,12 @@ backup { retain_min = 3 archive_dir = "/x/arch" retain_days = 30 }
 devices { scan_lvs = 1 filter = [ "a|loop|", "r|.*|" ] types = [ "fd", 16 ] }
 tags { hosttags = 1 foo { host_list = [ "a" ] } }
 allocation { cache_settings { mq { migration_threshold = 2048 } } thin_pool_zero = 0 }
-metadata { disk_areas { a { start_sector = 1 } } }
+metadata { disk_areas { a { start_sector = 1 } b { size = 0 } } }
 EOF
 for args in "" "--type full" "--type missing" "--type missing --showdeprecated --showunsupported" \
 	"--validate" "--type default" "global" "tags" "allocation/cache_settings" \
-	"--type full global activation log devices" "--type full --withversions" "--type current --withversions"; do
+	"--type full global activation log devices" "--type full --withversions" "--type current --withversions" \
+	"--type diff" "--type diff --withversions"; do
 	# shellcheck disable=SC2086
 	same $args
 done
@@ -119,6 +120,7 @@ for cfg in 'backup { retain_days = 7 }' 'global { units = "m" } activation { rea
 	'devices { dir = "/x" nosuch2 = 1 }'; do
 	same --config "$cfg"
 	same --type full --config "$cfg"
+	same --type diff --config "$cfg"
 	same --type missing --config "$cfg" backup
 	same --validate --config "$cfg"
 done
