@@ -577,7 +577,8 @@ static const struct help_cmd help_cmds[] = {
 	"archive, archive_dir, retain_min, retain_days; global/locking_dir, units, suffix; "       \
 	"report/output_format, aligned, headings, separator, prefixes, quoted, columns_as_rows, "  \
 	"binary_values_as_numeric; log/report_command_log, command_log_cols, command_log_sort, "   \
-	"command_log_selection; activation/polling_interval. "                                     \
+	"command_log_selection; activation/polling_interval, monitoring, "                         \
+	"thin_pool_autoextend_threshold, thin_pool_autoextend_percent. "                           \
 	"The others it accepts and ignores "                                                       \
 	"(--withcomments says so for each): ulvm never scans /dev, its devices are the ones "      \
 	"--devices names."

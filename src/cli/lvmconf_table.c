@@ -519,10 +519,11 @@ const struct lvmconf_def lvmconf_defs[] = {
      "How much a snapshot grows by, in percent; ignored by ulvm."},
     {"activation/thin_pool_autoextend_threshold", "thin_pool_autoextend_threshold", LC_INT,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE | LC_PROFILABLE_METADATA, "100", NULL, "2.2.89", NULL,
-     "How full a thin pool grows at, in percent; ignored by ulvm."},
+     "How full (percent of data or metadata) a thin pool gets before ulvmd grows it with lvextend "
+     "--use-policies; ulvm honours it."},
     {"activation/thin_pool_autoextend_percent", "thin_pool_autoextend_percent", LC_INT,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE | LC_PROFILABLE_METADATA, "20", NULL, "2.2.89", NULL,
-     "How much a thin pool grows by, in percent; ignored by ulvm."},
+     "How much a thin pool grows by each time, in percent of its size; ulvm honours it."},
     {"activation/vdo_pool_autoextend_threshold", "vdo_pool_autoextend_threshold", LC_INT,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE | LC_PROFILABLE_METADATA, "100", NULL, "2.3.0", NULL,
      "How full a VDO pool grows at; ignored by ulvm."},
@@ -535,7 +536,9 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"activation/use_mlockall", "use_mlockall", LC_BOOL, LC_DEFAULT_COMMENTED, "0", NULL, "2.2.62",
      NULL, "Lock all of LVM2's memory; ignored by ulvm."},
     {"activation/monitoring", "monitoring", LC_BOOL, LC_DEFAULT_COMMENTED, "1", NULL, "2.2.63",
-     NULL, "Have dmeventd watch new LVs; ignored by ulvm."},
+     NULL,
+     "Whether ulvmd watches the thin pools it holds, to grow them as "
+     "thin_pool_autoextend_threshold and _percent say; ulvm honours it."},
     {"activation/polling_interval", "polling_interval", LC_INT, LC_DEFAULT_COMMENTED, "15", NULL,
      "2.2.63", NULL,
      "Seconds between the progress lines of a snapshot merge (lvconvert --merge) when -i is not "
