@@ -425,8 +425,9 @@ static bool diff_node(const struct walk *w, const struct cfg_tree *tree, const s
 		return true;
 	}
 	for (const struct cfg_node *c = n->child; c && !any; c = c->next) {
-		snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "");
-		any = diff_node(w, tree, c, sub, depth + 1, NULL);
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "") <
+		    (int)sizeof(sub))
+			any = diff_node(w, tree, c, sub, depth + 1, NULL);
 	}
 	if (!any || !out)
 		return any;
@@ -434,8 +435,9 @@ static bool diff_node(const struct walk *w, const struct cfg_tree *tree, const s
 	put_tabs(out, depth);
 	sb_printf(out, "%s {\n", n->key ? n->key : "");
 	for (const struct cfg_node *c = n->child; c; c = c->next) {
-		snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "");
-		diff_node(w, tree, c, sub, depth + 1, out);
+		if (snprintf(sub, sizeof(sub), "%s/%s", path, c->key ? c->key : "") <
+		    (int)sizeof(sub))
+			diff_node(w, tree, c, sub, depth + 1, out);
 	}
 	put_tabs(out, depth);
 	sb_puts(out, "}\n");
