@@ -107,7 +107,8 @@ ask nbd read 0 $((16 * M)) "$T/r2"
 assert_eq "$(sum "$T/whole")" "$(sum "$T/r1")" "FUSE after the whole-LV dd"
 assert_eq "$(sum "$T/whole")" "$(sum "$T/r2")" "NBD after the whole-LV dd"
 
-echo "quit x 0 0 x" >"$T/req"
+echo "quit x 0 0 x" >"$T/req.tmp"
+mv "$T/req.tmp" "$T/req"
 wait $READERS || fail "the readers failed"
 READERS=
 fusermount3 -u "$DIR"
