@@ -338,7 +338,7 @@ extern const struct dm_target_type *const dm_target_types[];
 extern const struct dm_target_type dm_linear_target, dm_striped_target, dm_zero_target,
     dm_error_target;
 extern const struct dm_target_type dm_thin_pool_target, dm_thin_target; /* thin.c */
-extern const struct dm_target_type dm_mirror_target;                      /* mirror.c */
+extern const struct dm_target_type dm_mirror_target;                    /* mirror.c */
 
 /* ---- internal to dm/: table.c parses and prints tables, core.c runs them ------------- */
 
