@@ -728,32 +728,6 @@ const struct dm_table *dm_lower_live_table(const struct dm_lower *l)
 	return l->bd ? NULL : l->md->live;
 }
 
-int dm_lower_resolve(struct dm_lower *l, struct bdev **bd, uint64_t *offset)
-{
-	uint64_t off = 0;
-
-	for (unsigned depth = 0; depth < 64; depth++) {
-		struct dm_table *t;
-		struct dm_lower *next;
-		uint64_t o;
-
-		if (l->bd) {
-			*bd = l->bd;
-			*offset = off;
-			return 0;
-		}
-		t = l->md->live;
-		if (t->num_targets != 1 || !dm_linear_lower(&t->targets[0], &next, &o))
-			return ulvm_error(-EINVAL,
-			                  "device %s: not a backing device or a single linear "
-			                  "target (its table has %u targets, the first %s)",
-			                  l->name, t->num_targets, t->targets[0].type->name);
-		off += o;
-		l = next;
-	}
-	return ulvm_error(-ELOOP, "device %s: linear tables stacked too deep", l->name);
-}
-
 static int flush_sync_table(struct dm_table *t, unsigned depth)
 {
 	int r = 0;

@@ -235,11 +235,6 @@ int dm_lower_block_status(struct dm_lower *lower, uint64_t offset, uint64_t len,
 
 /* Is `t` the live table of its device (not an inactive one waiting for resume)? */
 bool dm_table_is_live(const struct dm_table *t);
-/* The backing device under `l` and the byte offset of `l` there: `l` itself, or a mapped
- * device whose live table is one linear target (through any stack of those). For a target
- * that must reach a lower device synchronously (dm-thin's metadata, which persistent-data
- * reads and writes with io/bdev); -EINVAL with ulvm_error() for any other table. */
-int dm_lower_resolve(struct dm_lower *l, struct bdev **bd, uint64_t *offset);
 /* The live table of the mapped device `l` (NULL for a backing device): for a target that
  * walks a stack below it itself (dm-thin's metadata on a tmeta of several segments). */
 const struct dm_table *dm_lower_live_table(const struct dm_lower *l);
