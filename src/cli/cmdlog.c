@@ -372,9 +372,9 @@ void cmdlog_print(struct cli *c, bool after_report)
 			for (int k = 0; k < ncols; k++) {
 				if (k)
 					sb_puts(&o, ", ");
-				lvmconf_put_string(&o, log_fields[cols[k]].name);
+				sb_put_quoted(&o, log_fields[cols[k]].name);
 				sb_putc(&o, ':');
-				lvmconf_put_string(&o, cl.rows[i].v[cols[k]]);
+				sb_put_quoted(&o, cl.rows[i].v[cols[k]]);
 			}
 			/* as LVM2: a comma after every row but the last of them all, shown or
 			 * not */

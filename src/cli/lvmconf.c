@@ -383,17 +383,6 @@ static void put_tabs(struct strbuf *o, int depth)
 		sb_putc(o, '\t');
 }
 
-void lvmconf_put_string(struct strbuf *o, const char *s)
-{
-	sb_putc(o, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			sb_putc(o, '\\');
-		sb_putc(o, *s);
-	}
-	sb_putc(o, '"');
-}
-
 static void put_value(struct strbuf *o, const struct cfg_value *v)
 {
 	if (v->type == CFG_INT)
@@ -401,7 +390,7 @@ static void put_value(struct strbuf *o, const struct cfg_value *v)
 	else if (v->type == CFG_FLOAT)
 		sb_puts(o, v->s);
 	else
-		lvmconf_put_string(o, v->s);
+		sb_put_quoted(o, v->s);
 }
 
 static void put_assign(struct strbuf *o, const char *key, const struct lvmconf_print *p)

@@ -122,8 +122,6 @@ void lvmconf_print_default(struct strbuf *o, const struct lvmconf *cf, const str
  * LVM2 prints it with --withspaces or not. */
 void lvmconf_put_default(struct strbuf *o, const struct lvmconf *cf, const struct lvmconf_def *s,
                          bool spaces, bool unconfigured);
-/* `s` in double quotes, '"' and '\\' escaped: as lvm.conf and LVM2's json write strings. */
-void lvmconf_put_string(struct strbuf *o, const char *s);
 /* A configured value as LVM2 prints what it read (no spaces). */
 void lvmconf_put_node_value(struct strbuf *o, const struct cfg_node *n);
 /* The comments before a node: --withcomments' (or --withsummary's) lines, then

@@ -1563,17 +1563,6 @@ out:
 	return r;
 }
 
-static void json_str(struct strbuf *o, const char *s)
-{
-	sb_putc(o, '"');
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			sb_putc(o, '\\');
-		sb_putc(o, *s);
-	}
-	sb_putc(o, '"');
-}
-
 static void put_spaces(struct strbuf *o, size_t n)
 {
 	static const char spaces[64] =
@@ -1610,7 +1599,7 @@ static void json_value(struct cli *c, struct strbuf *o, const struct field *f, c
 		else if (numeric)
 			sb_puts(o, v);
 		else
-			json_str(o, v);
+			sb_put_quoted(o, v);
 		return;
 	}
 	if (c->json_std && t == SEL_T_STRLIST) {
@@ -1624,13 +1613,13 @@ static void json_value(struct cli *c, struct strbuf *o, const struct field *f, c
 			snprintf(item, sizeof(item), "%.*s", (int)n, p);
 			if (p != v)
 				sb_putc(o, ',');
-			json_str(o, item);
+			sb_put_quoted(o, item);
 			p += n + (e != NULL);
 		}
 		sb_putc(o, ']');
 		return;
 	}
-	json_str(o, v);
+	sb_put_quoted(o, v);
 }
 
 /* --nameprefixes: LVM2_FIELD_NAME='value' */
@@ -1836,7 +1825,7 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 			for (size_t k = 0; k < t->ncols; k++) {
 				if (k)
 					sb_puts(&o, ", ");
-				json_str(&o, t->cols[k]->name);
+				sb_put_quoted(&o, t->cols[k]->name);
 				sb_putc(&o, ':');
 				json_value(c, &o, t->cols[k], t->cells[r * t->ncols + k]);
 			}

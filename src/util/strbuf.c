@@ -66,6 +66,17 @@ void sb_puts(struct strbuf *sb, const char *s)
 	sb_put(sb, s, strlen(s));
 }
 
+void sb_put_quoted(struct strbuf *sb, const char *s)
+{
+	sb_putc(sb, '"');
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			sb_putc(sb, '\\');
+		sb_putc(sb, *s);
+	}
+	sb_putc(sb, '"');
+}
+
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list ap2;

@@ -102,6 +102,9 @@ bool sb_reserve(struct strbuf *sb, size_t extra);
 void sb_putc(struct strbuf *sb, char c);
 void sb_put(struct strbuf *sb, const char *s, size_t n);
 void sb_puts(struct strbuf *sb, const char *s);
+/* `s` in double quotes with '"' and '\\' escaped by a backslash: how lvm.conf text and
+ * LVM2's JSON reports both write a string. */
+void sb_put_quoted(struct strbuf *sb, const char *s);
 void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Hands the buffer to the caller (NUL-terminated, "" when empty); NULL after an OOM. */
