@@ -513,7 +513,9 @@ void ulvm_lv_dm_uuid(const struct ulvm_vg *vg, const struct ulvm_lv *lv, char *o
 /* The devices LVM2 loads to activate `lv`, lowest first, in the order it resumes them: one
  * for a plain LV; for an origin with snapshots (or one of its snapshots, which are activated
  * with it) the origin's "-real" layer, each snapshot's "-cow" layer and snapshot device, and
- * the origin's device. Names are dm names; tables name the layers by their dm names. */
+ * the origin's device; an LV LOCKED on a pvmove first has the pvmove LV's device (its own
+ * layer, shared with the other LVs on it). Names are dm names; tables name the layers by
+ * their dm names. */
 struct ulvm_lv_layer {
 	const struct ulvm_lv *lv;
 	const char *suffix; /* "real", "cow", or NULL for the LV's own device */

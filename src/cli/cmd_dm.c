@@ -331,6 +331,12 @@ static int layer_state(struct cli *c, const struct ulvm_lv_layer *l, bool *activ
 	return ulvm_active_remove(c->ctx, l->name);
 }
 
+/* A layer of `lv`'s activation that other LVs stack on too: a pvmove LV's device. */
+static bool layer_shared(const struct ulvm_lv *lv, const struct ulvm_lv_layer *l)
+{
+	return l->lv != lv && ulvm_strlist_has(&l->lv->status, "PVMOVE");
+}
+
 /* Does `table` name device `dev` as a word? */
 static bool table_names(const char *table, const char *dev)
 {
@@ -386,18 +392,24 @@ int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool 
 		goto out;
 	}
 	if (!on) {
-		/* Nothing of the stack goes while any of its devices is open. */
+		/* Nothing of the stack goes while any of its devices is open; a pvmove LV's device
+		 * goes with the last LV on it (LVM2 removes a dependency nothing holds open). */
 		for (size_t i = 0; i < n && !r; i++)
-			if (!l[i].suffix && ulvm_lv_active(vg, l[i].lv))
+			if (!l[i].suffix && !layer_shared(lv, &l[i]) && ulvm_lv_active(vg, l[i].lv))
 				r = ulvm_active_busy(l[i].name);
 		for (size_t i = n; i-- > 0 && !r;)
 			if (ulvm_active_exists(l[i].name) &&
 			    (!l[i].suffix || !strcmp(l[i].suffix, "real") ||
 			     !strcmp(l[i].suffix, "cow"))) {
 				char uuid[ULVM_DM_UUID_LEN + 8] = "";
+				unsigned users = 0;
 				ulvm_active_uuid(l[i].name, uuid, sizeof(uuid));
-				if (!strcmp(uuid, l[i].uuid))
-					r = ulvm_active_remove(c->ctx, l[i].name);
+				if (strcmp(uuid, l[i].uuid))
+					continue;
+				if (layer_shared(lv, &l[i]) &&
+				    (ulvm_active_open_count(l[i].name, &users) || users))
+					continue;
+				r = ulvm_active_remove(c->ctx, l[i].name);
 			}
 		goto out;
 	}

@@ -292,6 +292,46 @@ static int add_layer(void *arg, const struct ulvm_lv *lv, const char *suffix, co
 	return 0;
 }
 
+/* The pvmove LVs the layers' segments stack on (an LV LOCKED on pvmove0), put first: as
+ * LVM2 activates an LV's dependencies, pvmove0's device comes up before the LVs on it. */
+static int add_pvmove_layers(const struct ulvm_vg *vg, struct layers *ls)
+{
+	size_t own = ls->n, k;
+	struct ulvm_lv_layer *v;
+	int r = 0;
+
+	for (size_t i = 0; i < own && !r; i++) {
+		const struct ulvm_lv *x = ls->v[i].lv;
+		for (size_t s = 0; s < x->nsegs && !r; s++)
+			for (uint32_t a = 0; a < x->segs[s].area_count && !r; a++) {
+				const struct ulvm_area *ar = &x->segs[s].areas[a];
+				const struct ulvm_lv *m;
+				char *table;
+				bool have = false;
+
+				if (ar->type != ULVM_AREA_LV ||
+				    !(m = ulvm_lv_find((struct ulvm_vg *)vg, ar->lv_name)) ||
+				    !ulvm_strlist_has(&m->status, "PVMOVE"))
+					continue;
+				for (k = 0; k < ls->n && !have; k++)
+					have = ls->v[k].lv == m;
+				if (have || (r = ulvm_lv_table(vg, m, &table)))
+					continue;
+				r = add_layer(ls, m, NULL, table);
+				free(table);
+			}
+	}
+	if (r || ls->n == own)
+		return r;
+	if (!(v = malloc(ls->n * sizeof(*v))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	memcpy(v, ls->v + own, (ls->n - own) * sizeof(*v));
+	memcpy(v + (ls->n - own), ls->v, own * sizeof(*v));
+	free(ls->v);
+	ls->v = v;
+	return 0;
+}
+
 int ulvm_lv_layers(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_layer **out,
                    size_t *n)
 {
@@ -326,6 +366,8 @@ int ulvm_lv_layers(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ul
 		r = add_layer(&ls, lv, NULL, table);
 		free(table);
 	}
+	if (!r && !thin_pool_of(vg, lv))
+		r = add_pvmove_layers(vg, &ls);
 	if (r) {
 		ulvm_lv_layers_free(ls.v, ls.n);
 		return r;

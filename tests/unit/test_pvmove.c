@@ -438,6 +438,34 @@ static void test_tables(void **state)
 	vg_free(vg);
 }
 
+/* An LV LOCKED on pvmove0 activates with pvmove0's device under it, first (as LVM2 activates
+ * that dependency), once; an LV not on the move has no such layer. */
+static void test_layers(void **state)
+{
+	struct ulvm_vg *vg = vg_linear(2048, 2, 10, "a=0@0+3,0@5+2 b=0@3+1 c=1@9+1");
+	struct ulvm_lv_layer *l = NULL;
+	struct ulvm_lv *m;
+	size_t n = 0;
+
+	(void)state;
+	m = plan_ok(vg, "/dev/pv0", NULL, 0, NULL, ULVM_ALLOC_NORMAL);
+	assert_int_equal(ulvm_lv_layers(vg, ulvm_lv_find(vg, "a"), &l, &n), 0);
+	assert_int_equal(n, 2);
+	assert_ptr_equal(l[0].lv, m);
+	assert_null(l[0].suffix);
+	assert_string_equal(l[0].name, "mv-pvmove0");
+	assert_non_null(strstr(l[0].table, "0 6144 mirror core 1 4096 2 /dev/pv0 2048 /dev/pv1"));
+	assert_string_equal(l[1].name, "mv-a");
+	assert_string_equal(l[1].table,
+	                    "0 6144 linear mv-pvmove0 0\n6144 4096 linear mv-pvmove0 6144\n");
+	ulvm_lv_layers_free(l, n);
+	assert_int_equal(ulvm_lv_layers(vg, ulvm_lv_find(vg, "c"), &l, &n), 0);
+	assert_int_equal(n, 1);
+	assert_string_equal(l[0].name, "mv-c");
+	ulvm_lv_layers_free(l, n);
+	vg_free(vg);
+}
+
 /* LVM2's messages for what it refuses; a second move takes the next name and skips
  * LOCKED LVs. */
 static void test_refusals_and_second_move(void **state)
@@ -493,6 +521,7 @@ int main(void)
 	    cmocka_unit_test(test_refusals_and_second_move),
 	    cmocka_unit_test(test_region_size),
 	    cmocka_unit_test(test_tables),
+	    cmocka_unit_test(test_layers),
 	};
 
 	setenv("ULVM_RUN_DIR", "/nonexistent-ulvm-test-run", 1);
