@@ -676,9 +676,25 @@ bool ulvm_active_owner(const char *name, char *who, size_t len);
 int ulvm_active_remove(struct ulvm_ctx *ctx, const char *name);
 /* Rename active device `name` in place, as `dmsetup rename` does in the kernel: its records
  * follow, its owner (ulvmd's NBD clients and FUSE files, an in-process user) keeps it open
- * and doing I/O, its UUID stays. -EEXIST when `new_name` is active, -EBUSY while another
- * device's table stacks on it. */
+ * and doing I/O, its UUID stays, and the tables of the devices stacked on it name it by its
+ * new name (the kernel's name it by its number, which stays). -EEXIST when `new_name` is
+ * active, -ENXIO when `name` is not. */
 int ulvm_active_rename(struct ulvm_ctx *ctx, const char *name, const char *new_name);
+/* `dmsetup rename NAME --setuuid UUID`: a UUID for a device that has none. -EINVAL when it
+ * has one (the kernel does not change it), -EBUSY when another device has that UUID. */
+int ulvm_active_set_uuid(struct ulvm_ctx *ctx, const char *name, const char *uuid);
+/* The devices of a VG's LVs follow a rename of an LV or of the VG, in place, as LVM2 renames
+ * them (VG-LV and its layers: -real, -cow, -tpool, _tdata, _tmeta; UUIDs kept; open devices
+ * stay open). Taken before the names change in memory (ulvm_lv_rename, ulvm_vg_rename),
+ * applied after: every active device whose name LVM2 would change is renamed, all or none.
+ * _undo gives the old names back (a commit that failed). */
+struct ulvm_dm_renames;
+int ulvm_dm_renames_new(const struct ulvm_vg *vg, struct ulvm_dm_renames **out);
+int ulvm_dm_renames_apply(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn,
+                          const struct ulvm_vg *vg);
+void ulvm_dm_renames_undo(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn);
+size_t ulvm_dm_renames_done(const struct ulvm_dm_renames *rn);
+void ulvm_dm_renames_free(struct ulvm_dm_renames *rn);
 int ulvm_active_load(struct ulvm_ctx *ctx, const char *name, const char *table);
 /* suspend = false resumes: a loaded table becomes the live one. */
 int ulvm_active_suspend(const char *name, bool suspend);

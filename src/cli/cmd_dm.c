@@ -186,6 +186,7 @@ static int dmsetup_usage(void)
 	        "         ulvm dmsetup table|status|info [NAME...]\n"
 	        "         ulvm dmsetup ls | remove NAME... | suspend NAME... | resume NAME...\n"
 	        "         ulvm dmsetup message NAME SECTOR MESSAGE...\n"
+	        "         ulvm dmsetup rename NAME NEW_NAME | rename NAME --setuuid UUID\n"
 	        "  Without --table the table is read from stdin.\n");
 	return EINVALID_CMD_LINE;
 }
@@ -222,14 +223,39 @@ static int dmsetup_message(struct cli *c, int argc, char **argv)
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 
+/* `dmsetup rename NAME NEW` / `rename NAME --setuuid UUID`, through ulvmd when it runs (as
+ * every change), with dmsetup's words when the kernel's rename ioctl fails: the new name or
+ * UUID taken (EBUSY), no such device (ENXIO), a UUID already set (EINVAL). */
+static int dmsetup_rename(struct cli *c, const char *name, const char *to, bool setuuid)
+{
+	int r;
+
+	if (!setuuid && strchr(to, '/')) {
+		fprintf(stderr, "Name \"%s\" invalid. It contains \"/\".\nCommand failed.\n", to);
+		return 1;
+	}
+	r = setuuid ? ulvm_active_set_uuid(c->ctx, name, to) : ulvm_active_rename(c->ctx, name, to);
+	if (!r)
+		return ECMD_PROCESSED;
+	if (r == -EEXIST)
+		r = -EBUSY;
+	if (r != -EBUSY && r != -ENXIO && r != -EINVAL)
+		fprintf(stderr, "%s\n", ulvm_last_error());
+	fprintf(stderr, "device-mapper: rename ioctl on %s  failed: %s\nCommand failed.\n", name,
+	        strerror(-r));
+	return 1;
+}
+
 int cmd_dmsetup(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
 	                                   {"table", required_argument, NULL, 9000},
 	                                   {"uuid", required_argument, NULL, 9001},
+	                                   {"setuuid", no_argument, NULL, 9002},
 	                                   {0}};
 	const char *table_opt = NULL, *uuid = NULL, *verb;
 	int opt, r, rc = ECMD_PROCESSED;
+	bool setuuid = false;
 	char *table;
 
 	if (argc < 2)
@@ -244,6 +270,10 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 		}
 		if (opt == 9001 || opt == 'u') {
 			uuid = optarg;
+			continue;
+		}
+		if (opt == 9002) {
+			setuuid = true;
 			continue;
 		}
 		if (cli_common_opt(c, opt, optarg) != 1)
@@ -287,6 +317,11 @@ int cmd_dmsetup(struct cli *c, int argc, char **argv)
 		                   : ulvm_active_load(c->ctx, argv[optind], table);
 		free(table);
 		return r ? cli_fail(r) : ECMD_PROCESSED;
+	}
+	if (!strcmp(verb, "rename")) {
+		if (argc - optind != 2)
+			return dmsetup_usage();
+		return dmsetup_rename(c, argv[optind], argv[optind + 1], setuuid);
 	}
 	if (!strcmp(verb, "message")) {
 		if (argc - optind < 3)

@@ -831,82 +831,13 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
-/* Does activating `top` load a device of `lv` (its own, or a layer)? */
-static bool stack_holds(const struct ulvm_vg *vg, const struct ulvm_lv *top,
-                        const struct ulvm_lv *lv)
-{
-	struct ulvm_dm_node *nodes;
-	struct ulvm_lv_layer *l;
-	bool found = false;
-	size_t n;
-
-	if (ulvm_lv_is_thin_pool(top) || ulvm_lv_is_thin(top)) {
-		if (ulvm_lv_dm_nodes(vg, top, &nodes, &n))
-			return top == lv;
-		for (size_t i = 0; i < n && !found; i++)
-			found = nodes[i].lv == lv ||
-			        (nodes[i].lv->used_by == lv && ulvm_lv_is_thin_pool(lv));
-		ulvm_dm_nodes_free(nodes, n);
-		return found;
-	}
-	if (ulvm_lv_layers(vg, top, &l, &n))
-		return top == lv;
-	for (size_t i = 0; i < n && !found; i++)
-		found = l[i].lv == lv;
-	ulvm_lv_layers_free(l, n);
-	return found;
-}
-
-/* The active LVs whose device stacks a rename of `lv` changes, in the order they go down
- * (thin LVs before their pool). */
-static int rename_stacks(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv ***out,
-                         size_t *n)
-{
-	struct ulvm_lv **l = calloc(vg->nlvs + 1, sizeof(*l));
-
-	*out = l;
-	*n = 0;
-	if (!l)
-		return ulvm_error(-ENOMEM, "out of memory");
-	for (int pools = 0; pools < 2; pools++)
-		for (size_t i = 0; i < vg->nlvs; i++) {
-			struct ulvm_lv *x = vg->lvs[i];
-			char own[300];
-			bool thin_up = false;
-			if (ulvm_lv_is_thin_pool(x) != pools || !ulvm_lv_visible(x) ||
-			    !ulvm_lv_active(vg, x) || !stack_holds(vg, x, lv))
-				continue;
-			/* A pool up only below its active thin LVs comes back with them; its own
-			 * device only if it had one. */
-			for (size_t k = 0; pools && k < *n; k++)
-				thin_up |= ulvm_thin_pool_of(vg, l[k]) == x;
-			ulvm_lv_dm_name(vg->name, x->name, own, sizeof(own));
-			if (!thin_up || ulvm_active_exists(own))
-				l[(*n)++] = x;
-		}
-	return 0;
-}
-
-/* An LV whose active stack is its own device only (linear, striped): no layers (-real, -cow,
- * -tpool, _tdata) whose names would change with it. */
-static bool single_device_lv(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
-{
-	struct ulvm_lv_info info;
-
-	ulvm_lv_info(vg, lv, &info);
-	return info.role == '-' && info.target == '-' && info.thin_kind == ULVM_THIN_NONE &&
-	       !info.snapshot && !info.snapshot_cow && !ulvm_lv_snapshots(vg, lv, NULL, 0);
-}
-
 int cmd_lvrename(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
 	char vgn[256], lvn[256], newvg[256], newlv[256];
 	struct ulvm_vg *vg;
-	struct ulvm_lv *lv, **stacks = NULL;
-	size_t nstacks = 0, ndown = 0;
-	char olddm[600], newdm[600];
-	bool in_place = false, renamed = false;
+	struct ulvm_dm_renames *devs = NULL;
+	struct ulvm_lv *lv;
 	int opt, r;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
@@ -946,47 +877,26 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 		               "Existing logical volume \"%s\" not found in volume group "
 		               "\"%s\"",
 		               lvn, vgn);
-	/* Active devices are renamed with the LV, as LVM2 does (VG-LV and its layers: -real,
-	 * -cow, a pool's -tpool, _tdata, _tmeta; UUIDs unchanged): every active stack that
-	 * holds one goes down under the old names, and comes up under the new ones once the
-	 * metadata has them. A refused rename changes nothing. */
-	if (!r && !c->test && !(r = rename_stacks(vg, lv, &stacks, &nstacks))) {
-		/* An LV that is one device of its own, with nothing stacked on it, is renamed in
-		 * place as LVM2 renames the kernel's device: open (NBD, FUSE, ulvm dd) or not, its
-		 * users keep it. */
-		if (nstacks == 1 && stacks[0] == lv && single_device_lv(vg, lv)) {
-			ulvm_lv_dm_name(vgn, lvn, olddm, sizeof(olddm));
-			ulvm_lv_dm_name(vgn, newlv, newdm, sizeof(newdm));
-			nstacks = 0;
-			in_place = true;
-		}
-		for (size_t i = 0; i < nstacks && !r; i++)
-			if (!(r = cli_activate_lv(c, vg, stacks[i], false)))
-				ndown = i + 1;
-	}
+	/* Active devices are renamed with the LV in place, as LVM2 renames the kernel's (VG-LV
+	 * and its layers: -real, -cow, a pool's -tpool, _tdata, _tmeta; UUIDs unchanged): open
+	 * (NBD, FUSE, ulvm dd) or not, their users and the devices stacked on them keep them.
+	 * The devices take the new names before the metadata is committed, and get the old
+	 * ones back if it is not: a refused rename changes nothing. */
+	if (!r && !c->test)
+		r = ulvm_dm_renames_new(vg, &devs);
 	if (!r)
 		r = ulvm_lv_rename(vg, lv, newlv);
-	if (!r && in_place && !(r = ulvm_active_rename(c->ctx, olddm, newdm)))
-		renamed = true;
+	if (!r && devs)
+		r = ulvm_dm_renames_apply(c->ctx, devs, vg);
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
-	if (r && renamed) { /* the metadata kept the old name: so does the device */
+	if (r && ulvm_dm_renames_done(devs)) { /* the metadata kept the old names: so do they */
 		char *why = xstrdup(ulvm_last_error());
-		ulvm_active_rename(c->ctx, newdm, olddm);
+		ulvm_dm_renames_undo(c->ctx, devs);
 		ulvm_error(r, "%s", why);
 		free(why);
 	}
-	if (ndown) {
-		char *why = r ? xstrdup(ulvm_last_error()) : NULL;
-		for (size_t i = ndown; i-- > 0;) {
-			int e = cli_activate_lv(c, vg, stacks[i], true);
-			r = r ? r : e;
-		}
-		if (why)
-			ulvm_error(r, "%s", why);
-		free(why);
-	}
-	free(stacks);
+	ulvm_dm_renames_free(devs);
 	ulvm_vg_close(vg);
 	if (r)
 		return cli_fail(r);

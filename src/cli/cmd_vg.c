@@ -244,7 +244,7 @@ int cmd_vgrename(struct cli *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
-	bool *active;
+	struct ulvm_dm_renames *devs = NULL;
 
 	if (argc - optind != 2) {
 		fprintf(stderr, "  Old and new volume group names need specifying\n");
@@ -252,23 +252,19 @@ int cmd_vgrename(struct cli *c, int argc, char **argv)
 	}
 	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
 		return cli_fail(r);
-	/* Active LVs' devices follow the new VG name (LVM2 renames them). */
-	if (!(active = calloc(vg->nlvs + 1, sizeof(*active)))) {
-		ulvm_vg_close(vg);
-		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
-	}
-	for (size_t i = 0; i < vg->nlvs && !r; i++) {
-		if ((active[i] = ulvm_lv_active(vg, vg->lvs[i])))
-			r = cli_activate_lv(c, vg, vg->lvs[i], false);
-	}
+	/* Active LVs' devices follow the new VG name in place, open or not, once the metadata
+	 * has it (LVM2 refreshes them after its commit: the dm tree renames them by UUID). */
+	if (!c->test)
+		r = ulvm_dm_renames_new(vg, &devs);
 	if (!r)
 		r = ulvm_vg_rename(vg, argv[optind + 1]);
-	for (size_t i = 0; i < vg->nlvs; i++)
-		if (active[i]) {
-			int e = cli_activate_lv(c, vg, vg->lvs[i], true);
-			r = r ? r : e;
-		}
-	free(active);
+	if (!r && devs && (r = ulvm_dm_renames_apply(c->ctx, devs, vg))) {
+		char *why = xstrdup(ulvm_last_error());
+		r = ulvm_error(r, "Renaming \"%s\" to \"%s\" failed: %s", argv[optind],
+		               argv[optind + 1], why);
+		free(why);
+	}
+	ulvm_dm_renames_free(devs);
 	ulvm_vg_close(vg);
 	if (r)
 		return cli_fail(r);

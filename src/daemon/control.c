@@ -326,6 +326,8 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 		return ulvm_active_remove(d->ctx, name);
 	if (!strcmp(verb, "rename")) /* payload: the new name */
 		return ulvm_active_rename(d->ctx, name, payload);
+	if (!strcmp(verb, "setuuid")) /* payload: the UUID */
+		return ulvm_active_set_uuid(d->ctx, name, payload);
 	if (!(dev = find_dev(d, name, &r)))
 		return r;
 	if (!strcmp(verb, "table") || !strcmp(verb, "status")) {

@@ -4,7 +4,7 @@
  * on a control socket (Unix, owner-only) for the device-mapper verbs:
  *
  *   create NAME <table>   load NAME <table>   suspend NAME   resume NAME   remove NAME
- *   rename NAME <new name>
+ *   rename NAME <new name>   setuuid NAME <uuid>
  *   info NAME   table NAME   status NAME   message NAME <text>   list   ping   shutdown
  *   mount   umount   mounts   (FUSE: daemon/mounts.h)
  *

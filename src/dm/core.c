@@ -1202,10 +1202,27 @@ int dm_rename(struct dm_registry *r, struct dm_dev *md, const char *name)
 
 	if (dm_find(r, name))
 		return ulvm_error(-EEXIST, "device %s already exists", name);
-	if (md->holders) /* their tables name it: they would print a name that is gone */
-		return ulvm_error(-EBUSY, "device %s is used by another device's table", md->name);
 	if (!(copy = strdup(name)))
 		return ulvm_error(-ENOMEM, "out of memory");
+	/* The kernel's tables name a lower device by its number, which a rename keeps; ulvm's
+	 * by its name: the tables stacked on it (live and loaded) print the new one. */
+	for (struct dm_dev *m = r->devs; m && md->holders; m = m->next) {
+		struct dm_table *tables[2] = {m->live, m->inactive};
+
+		for (unsigned k = 0; k < 2; k++)
+			for (unsigned i = 0; tables[k] && i < tables[k]->num_lowers; i++) {
+				struct dm_lower *l = tables[k]->lowers[i];
+				char *n;
+				if (l->md != md)
+					continue;
+				if (!(n = strdup(name))) {
+					free(copy);
+					return ulvm_error(-ENOMEM, "out of memory");
+				}
+				free(l->name);
+				l->name = n;
+			}
+	}
 	free(md->name);
 	md->name = copy;
 	return 0;

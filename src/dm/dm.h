@@ -267,7 +267,7 @@ int dm_create(struct dm_registry *r, const char *name, const char *table_text, s
 /* -EBUSY if open or used by another device's table, unless forced */
 int dm_remove(struct dm_registry *r, const char *name);
 /* Give `md` a new name, as the kernel's DM_DEV_RENAME: its tables, I/O and openers go on.
- * -EEXIST when the name is taken, -EBUSY while another device's table names it. */
+ * -EEXIST when the name is taken. The tables stacked on it name it by its new name. */
 int dm_rename(struct dm_registry *r, struct dm_dev *md, const char *name);
 /* Load a table into the inactive slot (replacing one already there). */
 int dm_load(struct dm_dev *md, const char *table_text);

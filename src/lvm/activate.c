@@ -395,3 +395,114 @@ int lv_lower_devices(const struct ulvm_vg *vg, const struct ulvm_lv *lv, seg_low
 	}
 	return r;
 }
+
+/* ---- renames: the devices follow the names of the LVs and the VG ---- */
+
+struct ulvm_dm_renames {
+	struct ulvm_dm_rename {
+		char uuid[ULVM_DM_UUID_LEN + 8];
+		char from[300], to[300];
+		bool done;
+	} * v;
+	size_t n;
+};
+
+/* Every device name LVM2 gives the VG's LVs and their layers, keyed by dm UUID (an LV it
+ * cannot build a table for has no devices to rename). */
+static int vg_dm_names(const struct ulvm_vg *vg, struct ulvm_dm_renames *out, bool before)
+{
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		struct ulvm_lv_layer *l;
+		size_t n;
+		if (ulvm_lv_layers(vg, vg->lvs[i], &l, &n))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			struct ulvm_dm_rename *e = NULL, *nv;
+			for (size_t j = 0; j < out->n && !e; j++)
+				if (!strcmp(out->v[j].uuid, l[k].uuid))
+					e = &out->v[j];
+			if (!e && before) {
+				if (!(nv = realloc(out->v, (out->n + 1) * sizeof(*nv)))) {
+					ulvm_lv_layers_free(l, n);
+					return ulvm_error(-ENOMEM, "out of memory");
+				}
+				out->v = nv;
+				e = &nv[out->n++];
+				memset(e, 0, sizeof(*e));
+				snprintf(e->uuid, sizeof(e->uuid), "%s", l[k].uuid);
+				snprintf(e->from, sizeof(e->from), "%s", l[k].name);
+			}
+			if (e && !before)
+				snprintf(e->to, sizeof(e->to), "%s", l[k].name);
+		}
+		ulvm_lv_layers_free(l, n);
+	}
+	return 0;
+}
+
+int ulvm_dm_renames_new(const struct ulvm_vg *vg, struct ulvm_dm_renames **out)
+{
+	struct ulvm_dm_renames *r = calloc(1, sizeof(*r));
+	int e;
+
+	*out = NULL;
+	if (!r)
+		return ulvm_error(-ENOMEM, "out of memory");
+	if ((e = vg_dm_names(vg, r, true))) {
+		ulvm_dm_renames_free(r);
+		return e;
+	}
+	*out = r;
+	return 0;
+}
+
+int ulvm_dm_renames_apply(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn,
+                          const struct ulvm_vg *vg)
+{
+	int r;
+
+	for (size_t i = 0; i < rn->n; i++)
+		rn->v[i].to[0] = '\0';
+	if ((r = vg_dm_names(vg, rn, false)))
+		return r;
+	for (size_t i = 0; i < rn->n && !r; i++) {
+		struct ulvm_dm_rename *e = &rn->v[i];
+		char uuid[ULVM_DM_UUID_LEN] = "";
+		/* only the devices that are active as this LV's (its UUID under its old name) */
+		if (!e->to[0] || !strcmp(e->from, e->to) || !ulvm_active_exists(e->from) ||
+		    ulvm_active_uuid(e->from, uuid, sizeof(uuid)) || strcmp(uuid, e->uuid))
+			continue;
+		if (!(r = ulvm_active_rename(ctx, e->from, e->to)))
+			e->done = true;
+	}
+	if (r) {
+		char *why = strdup(ulvm_last_error());
+		ulvm_dm_renames_undo(ctx, rn);
+		ulvm_error(r, "%s", why ? why : "out of memory");
+		free(why);
+	}
+	return r;
+}
+
+void ulvm_dm_renames_undo(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn)
+{
+	for (size_t i = rn->n; i-- > 0;)
+		if (rn->v[i].done && !ulvm_active_rename(ctx, rn->v[i].to, rn->v[i].from))
+			rn->v[i].done = false;
+}
+
+size_t ulvm_dm_renames_done(const struct ulvm_dm_renames *rn)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; rn && i < rn->n; i++)
+		n += rn->v[i].done;
+	return n;
+}
+
+void ulvm_dm_renames_free(struct ulvm_dm_renames *rn)
+{
+	if (rn)
+		free(rn->v);
+	free(rn);
+}

@@ -668,37 +668,73 @@ bool ulvm_active_exists(const char *name)
 	return !path_of(name, ".table", path, sizeof(path)) && access(path, F_OK) == 0;
 }
 
-/* Does `table` name device `dev` as a lower device? Only the device arguments of the
- * targets that have them count (linear: the first; striped: every other one from the
- * third), not any word that happens to be equal. */
-static bool table_uses(const char *table, const char *dev)
+/* Is word i of a table line w[0..n-1] ("START LEN TYPE ARGS...") a lower device? Only the
+ * device arguments of the targets that have them count (linear: the first; striped: every
+ * other one from the third), not any word that happens to be equal. */
+static bool dev_arg(char *const *w, unsigned n, unsigned i)
+{
+	const char *type = n >= 3 ? w[2] : "";
+
+	if (n < 4 || i < 3)
+		return false;
+	if (!strcmp(type, "linear") || !strcmp(type, "snapshot-origin"))
+		return i == 3;
+	if (!strcmp(type, "snapshot") || !strcmp(type, "snapshot-merge") ||
+	    !strcmp(type, "thin-pool")) /* origin, cow; metadata, data */
+		return n >= 5 && i <= 4;
+	if (!strcmp(type, "striped"))
+		return n >= 5 && i >= 5 && (i - 5) % 2 == 0;
+	if (!strcmp(type, "thin")) /* pool [external origin] */
+		return i == 3 || (n >= 6 && i == 5);
+	return false;
+}
+
+/* Does `table` name device `dev` as a lower device? With `out`, the table is also written
+ * there with that device named `to` instead (one space between words, as a record's table
+ * is written), as a rename of the lower device changes what the tables above it print. */
+static bool table_uses_as(const char *table, const char *dev, const char *to, struct strbuf *out)
 {
 	char *copy = strdup(table), *save = NULL;
 	bool used = false;
 
-	if (!copy)
+	if (!copy) {
+		if (out)
+			out->oom = true;
 		return false;
-	for (char *line = strtok_r(copy, "\n", &save); line && !used;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *w[64], *s2 = NULL;
-		unsigned n = 0;
-		for (char *t = strtok_r(line, " \t", &s2); t && n < ARRAY_SIZE(w);
+	}
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char **w, *s2 = NULL;
+		unsigned n = 0, cap = 1;
+		for (const char *p = line; *p; p++)
+			cap += *p == ' ' || *p == '\t';
+		if (!(w = calloc(cap, sizeof(*w)))) {
+			used = false;
+			if (out)
+				out->oom = true;
+			break;
+		}
+		for (char *t = strtok_r(line, " \t", &s2); t && n < cap;
 		     t = strtok_r(NULL, " \t", &s2))
 			w[n++] = t;
-		if (n >= 4 && (!strcmp(w[2], "linear") || !strcmp(w[2], "snapshot-origin")))
-			used = !strcmp(w[3], dev);
-		else if (n >= 5 && (!strcmp(w[2], "snapshot") || !strcmp(w[2], "snapshot-merge")))
-			used = !strcmp(w[3], dev) || !strcmp(w[4], dev);
-		else if (n >= 5 && !strcmp(w[2], "striped"))
-			for (unsigned i = 5; i < n && !used; i += 2)
-				used = !strcmp(w[i], dev);
-		else if (n >= 5 && !strcmp(w[2], "thin-pool")) /* metadata, data */
-			used = !strcmp(w[3], dev) || !strcmp(w[4], dev);
-		else if (n >= 4 && !strcmp(w[2], "thin")) /* pool [external origin] */
-			used = !strcmp(w[3], dev) || (n >= 6 && !strcmp(w[5], dev));
+		for (unsigned i = 0; i < n; i++) {
+			bool hit = dev_arg(w, n, i) && !strcmp(w[i], dev);
+			used |= hit;
+			if (out)
+				sb_printf(out, "%s%s", i ? " " : "", hit ? to : w[i]);
+		}
+		if (out && n)
+			sb_putc(out, '\n');
+		free(w);
+		if (used && !out)
+			break;
 	}
 	free(copy);
 	return used;
+}
+
+static bool table_uses(const char *table, const char *dev)
+{
+	return table_uses_as(table, dev, NULL, NULL);
 }
 
 /* How many other devices' tables (live or loaded) stack on `name`; the first in *user. */
@@ -1005,14 +1041,84 @@ static int rename_files(const char *from, const char *to, size_t n, size_t *done
 	return 0;
 }
 
+/* The records (live and loaded) of the devices whose tables stack on `from`, rewritten to
+ * name it `to`: a renamed lower device stays under the tables above it, as in the kernel
+ * (whose tables name it by its number). On an error, those rewritten get their text back. */
+struct retarget {
+	char name[256];
+	const char *suffix;
+	struct record old;
+};
+
+static int retarget_users(const char *from, const char *to, struct retarget **out, size_t *nout)
+{
+	static const char *const suffixes[] = {".table", ".inactive"};
+	struct retarget *v = NULL;
+	const char **names;
+	size_t n, nv = 0;
+	int r;
+
+	*out = NULL;
+	*nout = 0;
+	if ((r = ulvm_active_list(&names, &n)))
+		return r;
+	for (size_t i = 0; i < n && !r; i++)
+		for (size_t k = 0; k < ARRAY_SIZE(suffixes) && !r; k++) {
+			struct record rec, now;
+			struct strbuf sb;
+			struct retarget *nvv;
+			if (!strcmp(names[i], from) || record_read(names[i], suffixes[k], &rec))
+				continue;
+			sb_init(&sb);
+			if (!table_uses_as(rec.table, from, to, &sb) && !sb.oom) {
+				sb_free(&sb);
+				record_free(&rec);
+				continue;
+			}
+			now = rec;
+			if (sb.oom || !(nvv = realloc(v, (nv + 1) * sizeof(*v)))) {
+				sb_free(&sb);
+				record_free(&rec);
+				r = ulvm_error(-ENOMEM, "out of memory");
+				break;
+			}
+			v = nvv;
+			snprintf(v[nv].name, sizeof(v[nv].name), "%s", names[i]);
+			v[nv].suffix = suffixes[k];
+			v[nv].old = rec;
+			now.table = sb_steal(&sb);
+			r = now.table ? record_write(names[i], suffixes[k], &now)
+			              : ulvm_error(-ENOMEM, "out of memory");
+			free(now.table);
+			nv++;
+		}
+	ulvm_active_list_free(names, n);
+	if (r) /* back as it was */
+		for (size_t i = nv; i-- > 0;)
+			record_write(v[i].name, v[i].suffix, &v[i].old);
+	*out = v;
+	*nout = nv;
+	return r;
+}
+
+static void retarget_free(struct retarget *v, size_t n, bool undo)
+{
+	for (size_t i = n; i-- > 0;) {
+		if (undo)
+			record_write(v[i].name, v[i].suffix, &v[i].old);
+		record_free(&v[i].old);
+	}
+	free(v);
+}
+
 int ulvm_active_rename(struct ulvm_ctx *ctx, const char *name, const char *new_name)
 {
-	char from[4200], to[4200], what[300], user[256];
-	size_t done = 0, undone;
+	char from[4200], to[4200];
+	struct retarget *users = NULL;
+	size_t done = 0, undone, nusers = 0;
 	bool held = false;
 	int r, fd;
 
-	(void)ctx;
 	if ((r = path_of(name, ".table", from, sizeof(from))) ||
 	    (r = path_of(new_name, ".table", to, sizeof(to))))
 		return r;
@@ -1020,27 +1126,79 @@ int ulvm_active_rename(struct ulvm_ctx *ctx, const char *name, const char *new_n
 		return r;
 	r = 0;
 	fd = state_lock();
-	if (access(from, F_OK) < 0) {
-		r = ulvm_error(-ENXIO, "Device %s not found", name);
-	} else if (access(to, F_OK) == 0) {
+	/* the kernel's order of checks: the new name first */
+	if (access(to, F_OK) == 0) {
 		r = ulvm_error(-EEXIST, "Device %s already exists.", new_name);
-	} else if (stacked_on(name, user, sizeof(user))) {
-		/* their tables name it: the kernel renames under them, ulvm's would go stale */
-		describe(name, what, sizeof(what));
-		r = used_by_another(what, user);
+	} else if (access(from, F_OK) < 0) {
+		r = ulvm_error(-ENXIO, "Device %s not found", name);
 	} else if (hooks && hooks->rename) {
+		/* the daemon's device, and the tables stacked on it there */
 		r = hooks->rename(hooks->arg, name, new_name);
 		held = !r;
 		r = r == -ENODEV ? 0 : r;
 	}
-	if (!r && (r = rename_files(name, new_name, ARRAY_SIZE(rename_suffixes), &done))) {
+	if (!r && !(r = rename_files(name, new_name, ARRAY_SIZE(rename_suffixes), &done)))
+		r = retarget_users(name, new_name, &users, &nusers);
+	if (r) {
 		/* as it was: the files moved so far, and the daemon's device */
 		rename_files(new_name, name, done, &undone);
 		if (held)
 			hooks->rename(hooks->arg, new_name, name);
 	}
-	if (!r)
+	retarget_free(users, nusers, false);
+	if (!r) {
+		/* this process's own copy of the device (it owns it) follows too */
+		struct ulvm_dev *mine = ctx && !held ? ulvm_dev_find(ctx, name) : NULL;
+		if (mine)
+			ulvm_dev_rename(mine, new_name);
 		forget_reported(name);
+	}
+	state_unlock(fd);
+	return r;
+}
+
+/* The UUID of a device that has none, as `dmsetup rename --setuuid` (the kernel refuses to
+ * change one that is set: -EINVAL; one that another device has: -EBUSY). */
+int ulvm_active_set_uuid(struct ulvm_ctx *ctx, const char *name, const char *uuid)
+{
+	struct record rec;
+	const char **names;
+	size_t n;
+	int r, fd;
+
+	(void)ctx;
+	if (!name_ok(name))
+		return ulvm_error(-EINVAL, "invalid device name \"%s\"", name);
+	if (!*uuid || strlen(uuid) >= sizeof(rec.uuid) || strpbrk(uuid, " \t\n"))
+		return ulvm_error(-EINVAL, "invalid UUID \"%s\"", uuid);
+	if ((r = forward("setuuid", name, uuid)) != -ENOTCONN)
+		return r;
+	fd = state_lock();
+	/* the kernel's order of checks: the UUID taken, the device missing, a UUID set */
+	if ((r = ulvm_active_list(&names, &n)))
+		goto out;
+	for (size_t i = 0; i < n && !r; i++) {
+		char other[ULVM_DM_UUID_LEN] = "";
+		ulvm_active_uuid(names[i], other, sizeof(other));
+		if (!strcmp(other, uuid))
+			r = ulvm_error(-EBUSY, "Device %s: UUID %s is taken by %s", name, uuid,
+			               names[i]);
+	}
+	ulvm_active_list_free(names, n);
+	if (r)
+		goto out;
+	if ((r = record_read(name, ".table", &rec))) {
+		r = r == -ENXIO ? ulvm_error(-ENXIO, "Device %s not found", name) : r;
+		goto out;
+	}
+	if (rec.uuid[0])
+		r = ulvm_error(-EINVAL, "Device %s already has UUID %s", name, rec.uuid);
+	if (!r) {
+		snprintf(rec.uuid, sizeof(rec.uuid), "%s", uuid);
+		r = record_write(name, ".table", &rec);
+	}
+	record_free(&rec);
+out:
 	state_unlock(fd);
 	return r;
 }

@@ -285,8 +285,7 @@ static void rename_in_place(void **state)
 	assert_int_equal(ulvm_active_open_count("vg-new", &n), 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(ulvm_dev_pread(dev, buf, sizeof(buf), 0), 0); /* I/O goes on */
-	assert_int_equal(ulvm_dev_rename(dev, "vg-new"), 0);
-	assert_string_equal(ulvm_dev_name(dev), "vg-new");
+	assert_string_equal(ulvm_dev_name(dev), "vg-new"); /* this process's copy followed */
 	assert_ptr_equal(ulvm_dev_find(e->ctx, "vg-new"), dev);
 	assert_null(ulvm_dev_find(e->ctx, "vg-lv"));
 	ulvm_dev_close(dev);
@@ -295,13 +294,81 @@ static void rename_in_place(void **state)
 	assert_int_equal(ulvm_active_create(e->ctx, "vg-two", e->table), 0);
 	assert_int_equal(ulvm_active_rename(e->ctx, "vg-new", "vg-two"), -EEXIST);
 	assert_int_equal(ulvm_active_rename(e->ctx, "vg-gone", "vg-three"), -ENXIO);
-	assert_int_equal(ulvm_active_create(e->ctx, "top", "0 1024 linear vg-two 0\n"), 0);
-	assert_int_equal(ulvm_active_rename(e->ctx, "vg-two", "vg-three"), -EBUSY);
-	assert_string_equal(ulvm_last_error(), "Device vg-two is used by device top.");
-	assert_true(ulvm_active_exists("vg-two"));
-	assert_int_equal(ulvm_active_remove(e->ctx, "top"), 0);
 	assert_int_equal(ulvm_active_remove(e->ctx, "vg-two"), 0);
 	assert_int_equal(ulvm_active_remove(e->ctx, "vg-new"), 0);
+}
+
+/* A device others stack on is renamed under them, as the kernel's: their records (live and
+ * loaded) name it by its new name, the stack still builds and reads the same bytes, the
+ * old name is free, and the lower device cannot be removed under its new name either. */
+static void rename_stacked(void **state)
+{
+	struct env *e = *state;
+	struct ulvm_dev *dev;
+	char *table = NULL, *inactive = NULL, w[512], r1[512], r2[512];
+
+	memset(w, 0x5a, sizeof(w));
+	assert_int_equal(ulvm_active_create_uuid(e->ctx, "vg-low", UUID_A, e->table), 0);
+	assert_int_equal(ulvm_active_create(e->ctx, "top", "0 1024 linear vg-low 0\n"), 0);
+	assert_int_equal(ulvm_active_create(e->ctx, "two", "0 8 linear vg-low 8\n8 8 zero\n"), 0);
+	assert_int_equal(ulvm_active_load(e->ctx, "two", "0 16 linear vg-low 16\n"), 0);
+	assert_int_equal(ulvm_active_open(e->ctx, "top", &dev), 0);
+	assert_int_equal(ulvm_dev_pwrite(dev, w, sizeof(w), 512, false), 0);
+	ulvm_dev_close(dev);
+
+	assert_int_equal(ulvm_active_rename(e->ctx, "vg-low", "vg-lower"), 0);
+	assert_false(ulvm_active_exists("vg-low"));
+	assert_int_equal(ulvm_active_info("top", &table, NULL, NULL), 0);
+	assert_string_equal(table, "0 1024 linear vg-lower 0\n");
+	free(table);
+	assert_int_equal(ulvm_active_info("two", &table, &inactive, NULL), 0);
+	assert_string_equal(table, "0 8 linear vg-lower 8\n8 8 zero\n");
+	assert_string_equal(inactive, "0 16 linear vg-lower 16\n");
+	free(table);
+	free(inactive);
+	assert_int_equal(ulvm_active_open(e->ctx, "top", &dev), 0);
+	assert_int_equal(ulvm_dev_pread(dev, r1, sizeof(r1), 512), 0);
+	ulvm_dev_close(dev);
+	assert_memory_equal(r1, w, sizeof(w));
+	/* this process's copy of the lower device (built under top) followed the rename */
+	assert_null(ulvm_dev_find(e->ctx, "vg-low"));
+	assert_non_null(dev = ulvm_dev_find(e->ctx, "vg-lower"));
+	assert_int_equal(ulvm_dev_pread(dev, r2, sizeof(r2), 512), 0);
+	ulvm_dev_close(dev);
+	assert_memory_equal(r2, w, sizeof(w));
+	assert_int_equal(ulvm_active_remove(e->ctx, "vg-lower"), -EBUSY);
+	assert_string_equal(ulvm_last_error(),
+	                    "Logical volume vg/lower is used by another device.");
+	/* the names a table does not use as a device are left alone */
+	assert_int_equal(ulvm_active_rename(e->ctx, "two", "vg-two"), 0);
+	assert_int_equal(ulvm_active_info("vg-two", &table, NULL, NULL), 0);
+	assert_string_equal(table, "0 8 linear vg-lower 8\n8 8 zero\n");
+	free(table);
+	assert_int_equal(ulvm_active_remove(e->ctx, "top"), 0);
+	assert_int_equal(ulvm_active_remove(e->ctx, "vg-two"), 0);
+	assert_int_equal(ulvm_active_remove(e->ctx, "vg-lower"), 0);
+}
+
+/* dmsetup rename --setuuid: only a device without one; not a UUID another has. */
+static void set_uuid(void **state)
+{
+	struct env *e = *state;
+	char uuid[ULVM_DM_UUID_LEN];
+
+	assert_int_equal(ulvm_active_create(e->ctx, "plain", e->table), 0);
+	assert_int_equal(ulvm_active_create_uuid(e->ctx, "vg-lv", UUID_A, e->table), 0);
+	assert_int_equal(ulvm_active_set_uuid(e->ctx, "plain", UUID_A), -EBUSY);
+	assert_int_equal(ulvm_active_set_uuid(e->ctx, "gone", "U-1"), -ENXIO);
+	assert_int_equal(ulvm_active_set_uuid(e->ctx, "plain", "bad uuid"), -EINVAL);
+	assert_int_equal(ulvm_active_set_uuid(e->ctx, "plain", "U-1"), 0);
+	assert_int_equal(ulvm_active_uuid("plain", uuid, sizeof(uuid)), 0);
+	assert_string_equal(uuid, "U-1");
+	assert_int_equal(ulvm_active_set_uuid(e->ctx, "plain", "U-2"), -EINVAL);
+	assert_int_equal(ulvm_active_set_uuid(e->ctx, "vg-lv", "U-2"), -EINVAL);
+	assert_int_equal(ulvm_active_uuid("vg-lv", uuid, sizeof(uuid)), 0);
+	assert_string_equal(uuid, UUID_A);
+	assert_int_equal(ulvm_active_remove(e->ctx, "plain"), 0);
+	assert_int_equal(ulvm_active_remove(e->ctx, "vg-lv"), 0);
 }
 
 static void dm_names_split(void **state)
@@ -330,6 +397,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(owner_elsewhere_counts_and_blocks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(stacking_counts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(rename_in_place, setup, teardown),
+	    cmocka_unit_test_setup_teardown(rename_stacked, setup, teardown),
+	    cmocka_unit_test_setup_teardown(set_uuid, setup, teardown),
 	    cmocka_unit_test(dm_names_split),
 	};
 
