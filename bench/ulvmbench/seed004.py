@@ -85,8 +85,11 @@ class Seed004(Experiment):
                "the process, getrusage) are the measure a loaded machine does not hide. "
                "The library has no page cache above a device: each request reaches the "
                "target whole, as dd oflag=direct's; the backing file on tmpfs is itself "
-               "page cache (see the buffered tables). Linear and thin alternate within "
-               "each repetition.")
+               "page cache (see the buffered tables). Every thin cell is measured "
+               "together with a linear one, a 64 MiB request (or 250 random reads) of "
+               "each in turn, the order alternating, so that what a loaded machine does "
+               "meanwhile falls on both alike; the linear row sums these. The qcow2 "
+               "peer's cells run next to each such step (before it or after, in turn).")
         bhow = ("The cells of the O_DIRECT tables, in a `build/thin_bench` run of their own "
                 "(`buffered`) next to it in every repetition, linear measured the same way. "
                 "Where the page cache of a buffered dd sits in ulvm: beneath the volume, in "
@@ -141,9 +144,10 @@ class Seed004(Experiment):
                        "linear is a raw image, unprovisioned a new qcow2 (64 KiB clusters for "
                        "the 64 KiB column, 2 MiB, qcow2's largest, for 8 MiB), provisioned it "
                        "again, the snapshots an overlay (backing file) written once and "
-                       "again. CPU columns: user + system time of each process (qemu-img's "
-                       "less what starting it and opening an image with one 512-byte read "
-                       "costs)."),
+                       "again; each cell runs next to thin_bench's step of its ulvm cell "
+                       "(before it or after it, in turn). CPU columns: user + system time of "
+                       "each process (qemu-img's less what starting it and opening an image "
+                       "with one 512-byte read costs)."),
             vs_linear_table("seed004-buffered", "buffered writes", ROWS, bwrites, bhow,
                             bseed),
             vs_linear_table("seed004-reads-buffered", "buffered reads", READ_ROWS, breads,
@@ -175,7 +179,8 @@ class Seed004(Experiment):
 
     def estimate(self, ctx):
         mib, _ = self.sizes(ctx)
-        return ctx.reps(3, 1) * len(BLOCKS) * (len(MODES) + 1) * (mib / 64.0 + 4)
+        # thin_bench's 12 passes and the peer's 12 cells per run
+        return ctx.reps(3, 1) * len(BLOCKS) * len(MODES) * (mib / 64.0 * 1.5 + 6)
 
     def thin_bench(self, ctx):
         """thin_bench: $THIN_BENCH, next to ulvm, or in the source tree's build directories
@@ -208,11 +213,9 @@ class Seed004(Experiment):
         self.last_cpu = (c1.ru_utime - c0.ru_utime) + (c1.ru_stime - c0.ru_stime)
         return secs
 
-    def qcow2_rep(self, ws, d, mib, cluster, nrand, cache):
-        """One repetition of the qcow2 cells with qemu's cache mode `cache` (none: O_DIRECT,
-        writeback: the page cache): {(row, op): MiB/s}, and reads/s."""
-        n = mib // 64
-        out, cpu = {}, {}
+    def peer(self, ws, d, mib, cluster, cache):
+        """The qcow2 images of one repetition in d, and a function running the peer's cell
+        of a thin_bench cell on them: it returns (seconds, CPU seconds) or None."""
         raw, base, over = (os.path.join(d, x) for x in ("raw.img", "base.qcow2", "over.qcow2"))
         for p in (raw, base, over):
             if os.path.exists(p):
@@ -221,61 +224,97 @@ class Seed004(Experiment):
             f.truncate(mib << 20)
         subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
                         "cluster_size=" + cluster, base, "%dM" % mib], check=True)
-
         # What starting qemu-img and opening an image costs (one read of 512 bytes), taken
         # off every cell's CPU time: the cells compare what the requests cost.
         self.qemu_bench(ws, base, "qcow2", "read", 1, 512, cache=cache)
         start_cpu = self.last_cpu
+        self.qemu_bench(ws, raw, "raw", "write", mib // 64, 64 << 20, cache=cache)  # once
+        imgs = {"linear": (raw, "raw"), "thin-unprov": (base, "qcow2"),
+                "thin-prov": (base, "qcow2"), "snap-shared": (over, "qcow2"),
+                "snap-unshared": (over, "qcow2")}
 
-        def mibs(row, op, img, fmt):
-            out[(row, op)] = mib / self.qemu_bench(ws, img, fmt, op, n, 64 << 20, cache=cache)
-            used = self.last_cpu - start_cpu
-            cpu[(row, op)] = mib / used if used > 0 else None
-        self.qemu_bench(ws, raw, "raw", "write", n, 64 << 20, cache=cache)  # written once
-        mibs("linear", "write", raw, "raw")
-        mibs("thin-unprov", "write", base, "qcow2")
-        mibs("thin-prov", "write", base, "qcow2")
-        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
-                        "cluster_size=" + cluster, "-b", base, "-F", "qcow2", over],
-                       check=True)
-        mibs("snap-shared", "write", over, "qcow2")
-        mibs("snap-unshared", "write", over, "qcow2")
-        mibs("linear", "read", raw, "raw")
-        mibs("thin-prov", "read", base, "qcow2")
-        mibs("snap-unshared", "read", over, "qcow2")
-        rand = {}
-        if nrand:
-            for row, img, fmt in (("linear", raw, "raw"), ("thin-prov", base, "qcow2")):
-                rand[row] = nrand / self.qemu_bench(ws, img, fmt, "read", nrand, 4096, STEP,
-                                                    cache=cache)
-        for p in (raw, base, over):
-            os.unlink(p)
-        return out, cpu, rand
+        def cell(name, nrand):
+            if name.startswith("randread-"):
+                if not nrand:
+                    return None
+                img, fmt = imgs["linear" if name == "randread-linear" else "thin-prov"]
+                secs = self.qemu_bench(ws, img, fmt, "read", nrand, 4096, STEP, cache=cache)
+            else:
+                row, op = CELLS[name]
+                img, fmt = imgs[row]
+                if not os.path.exists(img):  # the overlay, at the first snapshot cell
+                    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
+                                    "cluster_size=" + cluster, "-b", base, "-F", "qcow2",
+                                    img], check=True)
+                secs = self.qemu_bench(ws, img, fmt, op, mib // 64, 64 << 20, cache=cache)
+            return secs, self.last_cpu - start_cpu
 
-    def ulvm_rep(self, ctx, exe, d, mib, sectors, nrand, rep, mode):
-        """One thin_bench run: its JSON lines."""
+        def done():
+            for p in (raw, base, over):
+                if os.path.exists(p):
+                    os.unlink(p)
+        return cell, done
+
+    def ulvm_rep(self, ctx, exe, d, mib, sectors, nrand, rep, mode, peer=None,
+                 peer_nrand=0):
+        """One thin_bench run: its cells' lines; with peer (see peer()), in lockstep: the
+        peer's cells of each step run next to it, before and after it in turn, and come
+        back as {cell: [(seconds, CPU seconds)]}."""
         argv = [exe, d, str(mib), str(sectors), str(nrand)]
         if rep % 2:
             argv.append("linear-last")
         if mode == "buffered":
             argv.append("buffered")
-        r = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if r.returncode:
-            raise RuntimeError("thin_bench: %s" % r.stderr.strip())
-        for p in os.listdir(d):
-            os.unlink(os.path.join(d, p))
-        return [json.loads(line) for line in r.stdout.splitlines()]
+        if peer:
+            argv.append("lockstep")
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        cells, peers, k = [], {}, 0
+        try:
+            for line in proc.stdout:
+                c = json.loads(line)
+                if "step" not in c:
+                    cells.append(c)
+                    continue
+                before = (rep + k) % 2 == 0
+                k += 1
+                if before:
+                    self.peer_step(peer, c["step"], peer_nrand, peers)
+                proc.stdin.write("go\n")
+                proc.stdin.flush()
+                if not before:
+                    # our step's lines first: then the peer runs while we wait
+                    for _ in range(len(c["step"])):
+                        cells.append(json.loads(proc.stdout.readline()))
+                    self.peer_step(peer, c["step"], peer_nrand, peers)
+        finally:
+            proc.stdin.close()
+            err = proc.stderr.read()
+            proc.wait()
+        if proc.returncode:
+            raise RuntimeError("thin_bench: %s" % err.strip())
+        return cells, peers
+
+    def peer_step(self, peer, names, nrand, peers):
+        """The peer's cells of a step; a quick run measures each once (the linear device's
+        is in every step), sparing the time of starting qemu-img."""
+        for name in names:
+            if self.quick and name in peers:
+                continue
+            r = peer(name, nrand)
+            if r:
+                peers.setdefault(name, []).append(r)
 
     def run(self, ctx, ws, tables):
         t, trd, tq, tb, trdb, tqb, tf, trdf, tr = tables
         per_mode = {"direct": (t, trd, tq), "buffered": (tb, trdb, tqb)}
         exe = self.thin_bench(ctx)
         have_qemu = shutil.which("qemu-img") is not None
+        self.quick = ctx.quick
         mem = ctx.mem_dir()
         mib, nrand = self.sizes(ctx)
         reps = ctx.reps(3, 1)
-        ctx.progress.begin(self.name, reps * len(BLOCKS) * (len(MODES) * 2 + 1),
-                           self.estimate(ctx))
+        ctx.progress.begin(self.name, reps * len(BLOCKS) * len(MODES), self.estimate(ctx))
         for rep in range(reps):
             for bk, sectors, cluster in BLOCKS:
                 d = ws.dir_in(mem)
@@ -283,25 +322,24 @@ class Seed004(Experiment):
                     # the random reads: O_DIRECT runs, 64 KiB blocks
                     rand_here = bk == "64k" and mode == "direct"
                     tw, trr, tp = per_mode[mode]
-                    for who in alternate(rep, ("ulvm", "qcow2")):
-                        ctx.progress.step("%s blocks, %s, %s, repetition %d" % (
-                            bk, MODES[mode], who, rep + 1))
-                        if who == "ulvm":
-                            cells = self.ulvm_rep(ctx, exe, d, mib, sectors,
-                                                  nrand if rand_here else 1, rep, mode)
-                            self.add_ulvm(cells, bk, mode, tw, trr, tp,
-                                          tr if rand_here else None, rep)
-                        elif have_qemu:
-                            cache = "none" if mode == "direct" else "writeback"
-                            cells, cpus, rand = self.qcow2_rep(ws, d, mib, cluster,
-                                                               nrand if rand_here else 0,
-                                                               cache)
-                            for (row, op), v in cells.items():
-                                tp.add("%s-%s" % (op, row), "qcow2-" + bk, v, rep)
-                            for (row, op), v in cpus.items():
-                                tp.add("%s-%s" % (op, row), "qcow2-cpu-" + bk, v, rep)
-                            for row, v in rand.items():
-                                tr.add(row, "qcow2", v, rep)
+                    ctx.progress.step("%s blocks, %s, repetition %d" % (
+                        bk, MODES[mode], rep + 1))
+                    peer = done = None
+                    if have_qemu:  # qcow2's images next to thin_bench's files
+                        peer, done = self.peer(ws, d, mib, cluster,
+                                               "none" if mode == "direct" else "writeback")
+                    try:
+                        cells, peers = self.ulvm_rep(ctx, exe, d, mib, sectors,
+                                                     nrand if rand_here else 1, rep, mode,
+                                                     peer, nrand if rand_here else 0)
+                    finally:
+                        if done:
+                            done()
+                        for p in os.listdir(d):
+                            os.unlink(os.path.join(d, p))
+                    self.add_ulvm(cells, bk, mode, tw, trr, tp, tr if rand_here else None,
+                                  rep)
+                    self.add_peer(peers, mib, bk, tp, tr if rand_here else None, rep, nrand)
         for tb in tables:
             tb.status = "ok"
         try:
@@ -316,24 +354,50 @@ class Seed004(Experiment):
 
     @staticmethod
     def add_ulvm(cells, bk, mode, tw, trr, tp, tr, rep):
-        """thin_bench's cells into the write, read, peer and (tr: not None) random tables."""
+        """thin_bench's cells into the write, read, peer and (tr: not None) random tables;
+        a cell printed more than once (the linear device's, one per step) adds up."""
+        total = {}
         for c in cells:
-            cpu = c.get("cpu_s") or 0.0
-            per_cpu = c["mib_s"] * c["seconds"] / cpu if cpu > 0 else None
-            if c["cell"] in CELLS:
-                row, op = CELLS[c["cell"]]
+            t = total.setdefault(c["cell"], [0.0, 0.0, 0.0, 0.0])
+            t[0] += c["seconds"]
+            t[1] += c.get("cpu_s") or 0.0
+            t[2] += c["mib_s"] * c["seconds"]
+            t[3] += c["ops_s"] * c["seconds"]
+        for name, (secs, cpu, mibs, ops) in total.items():
+            if secs <= 0:
+                continue
+            per_cpu = mibs / cpu if cpu > 0 else None
+            if name in CELLS:
+                row, op = CELLS[name]
                 k = "%s-%s-%s" % (op, bk, mode)
                 tb = tw if op == "write" else trr
-                tb.add(row, k, c["mib_s"], rep)
-                tp.add("%s-%s" % (op, row), "ulvm-" + bk, c["mib_s"], rep)
+                tb.add(row, k, mibs / secs, rep)
+                tp.add("%s-%s" % (op, row), "ulvm-" + bk, mibs / secs, rep)
                 if per_cpu:
                     tb.add(row, k + "-cpu", per_cpu, rep)
                     tp.add("%s-%s" % (op, row), "ulvm-cpu-" + bk, per_cpu, rep)
             elif tr is not None:
-                row = "linear" if c["cell"] == "randread-linear" else "thin-prov"
-                tr.add(row, "ulvm", c["ops_s"], rep)
+                row = "linear" if name == "randread-linear" else "thin-prov"
+                tr.add(row, "ulvm", ops / secs, rep)
                 if cpu > 0:
-                    tr.add(row, "ulvm-cpu", c["ops_s"] * c["seconds"] / cpu, rep)
+                    tr.add(row, "ulvm-cpu", ops / cpu, rep)
+
+    @staticmethod
+    def add_peer(peers, mib, bk, tp, tr, rep, nrand):
+        """The peer's cells ({cell: [(seconds, CPU seconds)]}, each of mib MiB, or nrand
+        random reads) into the peer and random tables, added up as thin_bench's are."""
+        for name, runs in peers.items():
+            secs = sum(r[0] for r in runs)
+            cpu = sum(r[1] for r in runs)
+            if name in CELLS:
+                row, op = CELLS[name]
+                tp.add("%s-%s" % (op, row), "qcow2-" + bk, mib * len(runs) / secs, rep)
+                if cpu > 0:
+                    tp.add("%s-%s" % (op, row), "qcow2-cpu-" + bk, mib * len(runs) / cpu,
+                           rep)
+            elif tr is not None:
+                tr.add("linear" if name == "randread-linear" else "thin-prov", "qcow2",
+                       nrand * len(runs) / secs, rep)
 
     def fuse_part(self, ctx, ws, mem, mib, reps, tw, trr):
         """The cells of a buffered dd on the volumes' files under `ulvm mount -o cache`."""

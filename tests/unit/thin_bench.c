@@ -2,23 +2,29 @@
  * thin_bench: the seed-004 cells on ulvm's thin targets, in one process, for
  * bench/ulvmbench/seed004.py (not a test by itself).
  *
- *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last] [buffered]
+ *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last] [buffered] [lockstep]
  *
  * In DIR (the seed's ramdisk: /dev/shm): a pool (block zeroing on, as in the seed) with
  * one thin volume of SIZE_MIB, and a linear device of that size, all on one backing file. Every
  * cell moves SIZE_MIB with one 64 MiB request at a time (dd bs=64M) through the dm request path
  * and the engine, and prints one JSON line {"cell": ..., "mib_s": ..., "ops_s": ...}:
- *   write-linear        the linear device (written once before)
  *   write-unprov        the thin volume, every block provisioned by the write
  *   write-prov          the same again: every block mapped
  *   write-snap-shared   a snapshot of it (create_snap with the origin suspended): every write
  *                       breaks sharing
  *   write-snap-unshared the snapshot again
- *   read-linear, read-prov, read-snap-unshared
- *   randread-linear, randread-prov   RANDOM_READS reads of 4 KiB, one at a time, at offsets
- *                       stepping by a large odd number of 4 KiB pages modulo the size (the
- *                       pattern `qemu-img bench -S` gives its peer)
- * Each pair (linear, thin) runs back to back; linear first unless "linear-last".
+ *   read-prov, read-snap-unshared
+ *   randread-prov       RANDOM_READS reads of 4 KiB, one at a time, at offsets stepping by a
+ *                       large odd number of 4 KiB pages modulo the size (the pattern
+ *                       `qemu-img bench -S` gives its peer)
+ * Each thin cell is one step with a cell of the linear device (write-linear, read-linear,
+ * randread-linear, printed after every step: the linear row is their sum): the two move
+ * their volumes together, a 64 MiB request (or 250 random reads) of each in turn, the order
+ * alternating, so that what a loaded machine does meanwhile falls on both alike; linear first
+ * unless "linear-last".
+ *
+ * "lockstep": before each step, a line {"step": [cells]}, then a line on stdin to go on: the
+ * driver runs its peer's (qcow2's) cells of the step next to ours.
  *
  * "buffered": the cells of a buffered dd, whose page cache in ulvm is the backing file's,
  * beneath the volume (the library has none above one): the run refuses to measure unless the
@@ -98,35 +104,111 @@ static double cpu_now(void)
 	       (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-static void emit(const char *cell, double secs, double cpu, uint64_t bytes, uint64_t ops)
+/* A cell's totals: the passes it is measured in (see the header) add up. */
+struct cell {
+	const char *name;
+	struct dm_dev *md;
+	double secs, cpu;
+	uint64_t bytes, ops;
+};
+
+static void emit(const struct cell *c)
 {
 	printf("{\"cell\": \"%s\", \"mib_s\": %.1f, \"ops_s\": %.0f, \"seconds\": %.4f, "
 	       "\"cpu_s\": %.4f}\n",
-	       cell, (double)bytes / (1 << 20) / secs, (double)ops / secs, secs, cpu);
+	       c->name, (double)c->bytes / (1 << 20) / c->secs, (double)c->ops / c->secs, c->secs,
+	       c->cpu);
 	fflush(stdout);
 }
 
-static void seq(const char *cell, struct dm_dev *md, enum io_op op, uint64_t size, uint8_t *buf)
-{
-	double t0 = now(), c0 = cpu_now();
+static bool linear_last, lockstep;
 
-	for (uint64_t off = 0; off < size; off += REQ)
-		io(md, op, off, MIN(REQ, size - off), buf);
-	if (op == IO_OP_WRITE)
-		io(md, IO_OP_FLUSH, 0, 0, NULL); /* dd conv=fsync: the thin pool commits */
-	emit(cell, now() - t0, cpu_now() - c0, size, (size + REQ - 1) / REQ);
+/* In lockstep, the driver runs the peer's cells of a step next to ours: we say which cells
+ * come and wait for its go (a line on stdin). */
+static void step(const struct cell *cells, unsigned n)
+{
+	char line[64];
+
+	if (!lockstep)
+		return;
+	printf("{\"step\": [");
+	for (unsigned k = 0; k < n; k++)
+		printf("%s\"%s\"", k ? ", " : "", cells[k].name);
+	printf("]}\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		die("lockstep: no go on stdin", -EPIPE);
 }
 
-static void randread(const char *cell, struct dm_dev *md, uint64_t size, uint64_t n, uint8_t *buf)
+/* The k-th of n cells in round `round`: rounds alternate the order, linear-last flips it
+ * (cells[0] is the linear device's). */
+static unsigned nth(unsigned round, unsigned k, unsigned n)
 {
-	uint64_t pages = size / 4096, p = 0;
+	return (round + linear_last) % 2 ? n - 1 - k : k;
+}
+
+static void timed_io(struct cell *c, enum io_op op, uint64_t off, uint64_t len, uint8_t *buf)
+{
 	double t0 = now(), c0 = cpu_now();
 
-	for (uint64_t i = 0; i < n; i++) {
-		io(md, IO_OP_READ, p * 4096, 4096, buf);
-		p = (p + STEP4) % pages;
+	io(c->md, op, off, len, buf);
+	c->secs += now() - t0;
+	c->cpu += cpu_now() - c0;
+}
+
+/* The cells of a step move the volume together, one 64 MiB request of each in turn (the
+ * order alternating), so that what the machine does meanwhile falls on each alike; writes
+ * end with a flush of each (dd conv=fsync: the thin pool commits). */
+static void seq(struct cell *cells, unsigned n, enum io_op op, uint64_t size, uint8_t *buf)
+{
+	unsigned round = 0;
+
+	step(cells, n);
+	for (uint64_t off = 0; off < size; off += REQ, round++)
+		for (unsigned k = 0; k < n; k++) {
+			struct cell *c = &cells[nth(round, k, n)];
+
+			timed_io(c, op, off, MIN(REQ, size - off), buf);
+			c->bytes += MIN(REQ, size - off);
+			c->ops++;
+		}
+	for (unsigned k = 0; k < n && op == IO_OP_WRITE; k++)
+		timed_io(&cells[nth(round, k, n)], IO_OP_FLUSH, 0, 0, NULL);
+	for (unsigned k = 0; k < n; k++)
+		emit(&cells[k]);
+}
+
+/* 4 KiB reads, in rounds of RAND_ROUND per cell, the cells in turn: rounds shorter than a time
+ * slice, so that preemption falls on either cell as often as its CPU time says. */
+#define RAND_ROUND 250u
+
+static void randread(struct cell *cells, unsigned n, uint64_t size, uint64_t nreads, uint8_t *buf)
+{
+	uint64_t pages = size / 4096, p = 0;
+
+	step(cells, n);
+	for (unsigned round = 0; nreads; round++) {
+		uint64_t m = MIN(RAND_ROUND, nreads), q = p;
+
+		for (unsigned k = 0; k < n; k++) {
+			struct cell *c = &cells[nth(round, k, n)];
+			double t0 = now(), c0 = cpu_now();
+
+			q = p;
+			for (uint64_t i = 0; i < m; i++) {
+				io(c->md, IO_OP_READ, q * 4096, 4096, buf);
+				q = (q + STEP4) % pages;
+			}
+			c->secs += now() - t0;
+			c->cpu += cpu_now() - c0;
+			c->bytes += m * 4096;
+			c->ops += m;
+		}
+		p = q;
+		nreads -= m;
 	}
-	emit(cell, now() - t0, cpu_now() - c0, n * 4096, n);
+	for (unsigned k = 0; k < n; k++)
+		emit(&cells[k]);
 }
 
 static void message(struct dm_dev *md, const char *text)
@@ -190,14 +272,14 @@ int main(int argc, char **argv)
 {
 	char meta[512], data[512], table[2048];
 	struct dm_dev *linear, *pool, *thin, *snap;
-	bool linear_last = false, buffered = false;
+	bool buffered = false;
 	uint64_t size, spb, nrand, sectors;
 	uint8_t *buf;
 	int ret;
 
 	if (argc < 5) {
 		fprintf(stderr, "usage: thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS "
-		                "[linear-last] [buffered]\n");
+		                "[linear-last] [buffered] [lockstep]\n");
 		return 2;
 	}
 	for (int i = 5; i < argc; i++) {
@@ -205,8 +287,11 @@ int main(int argc, char **argv)
 			linear_last = true;
 		else if (!strcmp(argv[i], "buffered"))
 			buffered = true;
+		else if (!strcmp(argv[i], "lockstep"))
+			lockstep = true;
 		else {
-			fprintf(stderr, "thin_bench: %s: not linear-last or buffered\n", argv[i]);
+			fprintf(stderr, "thin_bench: %s: not linear-last, buffered or lockstep\n",
+			        argv[i]);
 			return 2;
 		}
 	}
@@ -258,25 +343,27 @@ int main(int argc, char **argv)
 	for (uint64_t off = 0; off < size; off += REQ)
 		io(linear, IO_OP_WRITE, off, MIN(REQ, size - off), buf);
 
-#define PAIR(lin_cell, lin_dev, thin_cell, thin_dev, op)                                           \
+/* A step of the linear device's cell and thin ones: they move the volume together. */
+#define STEP(op, ...)                                                                              \
 	do {                                                                                       \
-		if (!linear_last)                                                                  \
-			seq(lin_cell, lin_dev, op, size, buf);                                     \
-		seq(thin_cell, thin_dev, op, size, buf);                                           \
-		if (linear_last)                                                                   \
-			seq(lin_cell, lin_dev, op, size, buf);                                     \
+		struct cell cells_[] = {__VA_ARGS__};                                              \
+		seq(cells_, sizeof(cells_) / sizeof(cells_[0]), op, size, buf);                    \
 	} while (0)
-	PAIR("write-linear", linear, "write-unprov", thin, IO_OP_WRITE);
-	seq("write-prov", thin, IO_OP_WRITE, size, buf);
+#define LIN(dir) {.name = dir "-linear", .md = linear}
+#define THIN(cell, d)                                                                              \
+	{                                                                                          \
+		.name = cell, .md = d                                                              \
+	}
+	STEP(IO_OP_WRITE, LIN("write"), THIN("write-unprov", thin));
+	STEP(IO_OP_WRITE, LIN("write"), THIN("write-prov", thin));
 	/* Reads of the provisioned volume before it has a snapshot (after one, its blocks
-	 * count as shared -- their time is older than the snapshot's -- and go down a block at
-	 * a time, as in the kernel). */
-	PAIR("read-linear", linear, "read-prov", thin, IO_OP_READ);
-	if (!linear_last)
-		randread("randread-linear", linear, size, nrand, buf);
-	randread("randread-prov", thin, size, nrand, buf);
-	if (linear_last)
-		randread("randread-linear", linear, size, nrand, buf);
+	 * count as shared: their time is older than the snapshot's). */
+	STEP(IO_OP_READ, LIN("read"), THIN("read-prov", thin));
+	{
+		struct cell cells[] = {LIN("randread"), THIN("randread-prov", thin)};
+
+		randread(cells, 2, size, nrand, buf);
+	}
 	/* The snapshot as LVM2 takes it: the origin suspended around create_snap. */
 	if ((ret = dm_suspend(thin)))
 		die("suspend", ret);
@@ -286,9 +373,9 @@ int main(int argc, char **argv)
 	snprintf(table, sizeof(table), "0 %" PRIu64 " thin pool 2", sectors);
 	if ((ret = dm_create(r, "snap", table, &snap)))
 		die("snap", ret);
-	seq("write-snap-shared", snap, IO_OP_WRITE, size, buf);
-	seq("write-snap-unshared", snap, IO_OP_WRITE, size, buf);
-	seq("read-snap-unshared", snap, IO_OP_READ, size, buf);
+	STEP(IO_OP_WRITE, LIN("write"), THIN("write-snap-shared", snap));
+	STEP(IO_OP_WRITE, LIN("write"), THIN("write-snap-unshared", snap));
+	STEP(IO_OP_READ, LIN("read"), THIN("read-snap-unshared", snap));
 	dm_registry_free(r);
 	io_engine_free(e);
 	free(buf);
