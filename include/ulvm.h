@@ -308,6 +308,9 @@ int ulvm_tag_del(struct ulvm_strlist *tags, const char *tag);
 
 /* Derived properties, as LVM2 reports them. */
 bool ulvm_lv_visible(const struct ulvm_lv *lv);
+/* How many historical LVs (metadata/record_lvs_history) the VG's metadata records; ulvm
+ * keeps them as they are and does not report them. */
+size_t ulvm_vg_historical_lvs(const struct ulvm_vg *vg);
 const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segment */
 /* The allocation policy the metadata records ("contiguous", "cling", ...): an LV's default is
  * "inherit", a VG's "normal". */

@@ -39,6 +39,12 @@ struct cli {
 	bool json_std;               /* --reportformat json_std */
 	bool silent_scan;            /* the command reports scan problems itself (pvck) */
 	bool ignore_activation_skip; /* -K: activate LVs flagged to be skipped */
+	bool no_autobackup;          /* -A n: no archive before, no backup after a change */
+	bool readonly;               /* --readonly: devices opened read-only, no locks */
+	bool ignore_lock_failure;    /* --ignorelockingfailure: go on without the lock */
+	bool unbuffered;             /* --unbuffered: rows as they are read, unsorted */
+	bool change_json;            /* a change command's --reportformat json */
+	bool history;                /* -H|--history: historical LVs too */
 	/* positional arguments */
 	char **args;
 	int nargs;
@@ -153,6 +159,9 @@ void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
 /* report.c */
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG, REPORT_PVSEG };
 int report_run(struct cli *c, enum report_type type);
+/* lvdisplay/vgdisplay/pvdisplay -C|--columns: the command runs as its report (lvs, ...)
+ * and its exit code is returned; -1 without -C. */
+int cli_display_columns(struct cli *c, int argc, char **argv, enum report_type type);
 int report_list_fields(enum report_type type);
 /* -S for the commands that act on what it selects (lvchange, vgchange, lvremove, ...):
  * NULL (0) without -S; -EINVAL after LVM2's messages for bad criteria. */
@@ -350,6 +359,18 @@ int cmd_fullreport(struct cli *c, int argc, char **argv);
 		"lock-dir", required_argument, NULL, 1006                                          \
 	}
 #define COMMON_SHORTOPTS "yfvqhdt"
+/* What LVM2's commands that change metadata take beyond the common options (cli_common_opt
+ * handles them): -A|--autobackup y|n, --noudevsync (no udev in ulvm: no effect) and
+ * --reportformat basic|json (json: the command's log report, as LVM2's, an empty object
+ * when log/report_command_log is off). */
+#define CHANGE_LONGOPTS                                                                            \
+	{"autobackup", required_argument, NULL, 'A'}, {"noudevsync", no_argument, NULL, 1013},     \
+	{                                                                                          \
+		"reportformat", required_argument, NULL, 1014                                      \
+	}
+#define CHANGE_SHORTOPTS "A:"
+/* --ignorelockingfailure of the commands that only read metadata (and of activation). */
+#define OPT_IGNORELOCKINGFAILURE 1015
 /* Handle a common option; returns 1 if handled, 0 if not, -1 on error. */
 int cli_common_opt(struct cli *c, int opt, const char *arg);
 extern const char *cli_lock_dir;

@@ -154,14 +154,16 @@ static int pvresize_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_pvresize(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"setphysicalvolumesize", required_argument, NULL, 9700}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
+	                                   {"setphysicalvolumesize", required_argument, NULL, 9700},
+	                                   {0}};
 	const struct ulvm_dev_info *devs;
 	uint64_t set = 0;
 	size_t ndevs, done = 0, not_done = 0;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS, lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt != 9700 || ulvm_parse_size(optarg, 'm', &set))

@@ -539,6 +539,7 @@ static int vg_check_not_in_use(struct ulvm_vg *vg)
 int cmd_vgchange(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   {"activate", required_argument, NULL, 'a'},
 	                                   {"addtag", required_argument, NULL, 8000},
 	                                   {"deltag", required_argument, NULL, 8001},
@@ -555,7 +556,8 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	struct cli_vg_attrs attrs = {.resizeable = -1, .max_lv = -1};
 	bool change_attrs = false;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:x:l:uK", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:x:l:uK", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 'x' || opt == 'l') {

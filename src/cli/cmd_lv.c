@@ -224,6 +224,7 @@ out:
 int cmd_lvcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   {"size", required_argument, NULL, 'L'},
 	                                   {"extents", required_argument, NULL, 'l'},
 	                                   {"name", required_argument, NULL, 'n'},
@@ -258,7 +259,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	if (cli_lvcreate_is_thin(argc, argv))
 		return cmd_lvcreate_thin(c, argc, argv);
 	p.tags = tags;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:", lo,
+	while ((opt = getopt_long(argc, argv,
+	                          COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
@@ -446,6 +448,7 @@ static int confirm_reduce(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kind)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   {"size", required_argument, NULL, 'L'},
 	                                   {"extents", required_argument, NULL, 'l'},
 	                                   {"stripes", required_argument, NULL, 'i'},
@@ -467,7 +470,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	uint32_t old;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "L:l:i:I:rn", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:i:I:rn", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		switch (opt) {
@@ -664,10 +668,11 @@ static int remove_snapshot(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *co
 int cmd_lvremove(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"select", required_argument, NULL, 'S'}, {0}};
+	    COMMON_LONGOPTS, CHANGE_LONGOPTS, {"select", required_argument, NULL, 'S'}, {0}};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "S:", lo, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "S:", lo, NULL)) !=
+	       -1)
 		if (opt == 'S')
 			c->select = optarg;
 		else if (cli_common_opt(c, opt, optarg) != 1)
@@ -833,14 +838,14 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 
 int cmd_lvrename(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, {0}};
 	char vgn[256], lvn[256], newvg[256], newlv[256];
 	struct ulvm_vg *vg;
 	struct ulvm_dm_renames *devs = NULL;
 	struct ulvm_lv *lv;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS, lo, NULL)) != -1)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	if (argc - optind == 3) {
@@ -966,11 +971,9 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 	int opt, r, rc = ECMD_PROCESSED;
 	bool *hit, maps = false, colon = false;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Cmc", lo, NULL)) != -1) {
-		if (opt == 'C') {
-			optind = 1;
-			return report_cmd(c, argc, argv, REPORT_LV);
-		}
+	if ((r = cli_display_columns(c, argc, argv, REPORT_LV)) >= 0)
+		return r;
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "mc", lo, NULL)) != -1) {
 		if (opt == 'm' || opt == 'c') {
 			maps |= opt == 'm';
 			colon |= opt == 'c';
@@ -1131,6 +1134,7 @@ static int open_lv_arg(struct cli *c, const char *arg, char vgn[256], char lvn[2
 int cmd_lvchange(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   {"addtag", required_argument, NULL, 8000},
 	                                   {"deltag", required_argument, NULL, 8001},
 	                                   {"activate", required_argument, NULL, 'a'},
@@ -1144,7 +1148,8 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	int opt, r, rc = ECMD_PROCESSED;
 	const char *activate = NULL;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a:S:p:K", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:p:K", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 'S') {
@@ -1417,6 +1422,7 @@ static int merge_in_background(struct cli *c, const char *vgn, const char *origi
 int cmd_lvconvert(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   {"merge", no_argument, NULL, 7100},
 	                                   {"mergesnapshot", no_argument, NULL, 7100},
 	                                   {"interval", required_argument, NULL, 'i'},
@@ -1426,7 +1432,8 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	int opt, r, rc = ECMD_PROCESSED;
 
 	merge_poll.interval = cli_polling_interval; /* -i wins */
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "i:b", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:b", lo, NULL)) !=
+	       -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 7100) {

@@ -19,6 +19,7 @@
 #include "lvmconf.h"
 
 static const struct option thin_lo[] = {COMMON_LONGOPTS,
+                                        CHANGE_LONGOPTS,
                                         {"size", required_argument, NULL, 'L'},
                                         {"extents", required_argument, NULL, 'l'},
                                         {"name", required_argument, NULL, 'n'},
@@ -41,7 +42,7 @@ static const struct option thin_lo[] = {COMMON_LONGOPTS,
                                         {"activate", required_argument, NULL, 'a'},
                                         {"wipesignatures", required_argument, NULL, 'W'},
                                         {0}};
-#define THIN_SHORTOPTS COMMON_SHORTOPTS "L:l:n:i:I:c:Z:TV:sk:Ka:W:"
+#define THIN_SHORTOPTS COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:c:Z:TV:sk:Ka:W:"
 
 /* Which lvcreate is thin (LVM2's _lvcreate_params order): --type thin-pool|thin, -T,
  * --thinpool, -V (without -s), or -s without a size (a thin snapshot). */

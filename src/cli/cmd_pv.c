@@ -257,11 +257,13 @@ static int pvcreate_one(struct cli *c, const char *path, struct ulvm_pvcreate_op
 
 int cmd_pvcreate(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, PVCREATE_LONGOPTS, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, CHANGE_LONGOPTS, PVCREATE_LONGOPTS, {0}};
 	struct ulvm_pvcreate_opts o = {.metadata_copies = ULVM_DEFAULT};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "u:Z:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "u:Z:", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		r = pvcreate_opt(opt, optarg, &o);
@@ -299,10 +301,10 @@ int cmd_pvcreate(struct cli *c, int argc, char **argv)
 
 int cmd_pvremove(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, {0}};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS, lo, NULL)) != -1)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	if ((r = cli_open_ctx(c)))
@@ -423,6 +425,21 @@ int report_opt(struct cli *c, int opt, const char *arg)
 	case 'S':
 		c->select = arg;
 		return 1;
+	case 3014: /* --readonly: read the metadata without locks, devices opened read-only */
+		c->readonly = true;
+		cli_nolocking = true;
+		return 1;
+	case 3015: /* --shared: ulvm uses no lvmlockd and reports shared VGs always */
+		return 1;
+	case 3016:
+		c->unbuffered = true;
+		return 1;
+	case OPT_IGNORELOCKINGFAILURE:
+		c->ignore_lock_failure = true;
+		return 1;
+	case 'H':
+		c->history = true;
+		return 1;
 	}
 	return 0;
 }
@@ -439,14 +456,22 @@ int report_opt(struct cli *c, int opt, const char *arg)
 	    {"configreport", required_argument, NULL, 3011},                                       \
 	    {"logonly", no_argument, NULL, CMDLOG_OPT_LOGONLY},                                    \
 	    {"foreign", no_argument, NULL, CMDLOG_OPT_FOREIGN},                                    \
+	    {"readonly", no_argument, NULL, 3014}, {"shared", no_argument, NULL, 3015},            \
+	    {"unbuffered", no_argument, NULL, 3016},                                               \
+	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},                 \
+	    {"history", no_argument, NULL, 'H'},                                                   \
 	{                                                                                          \
 		"binary", no_argument, NULL, 3007                                                  \
 	}
 
+/* Set while a display command runs as its report (-C|--columns), which takes -C too. */
+static bool display_columns;
+
 int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, REPORT_LONGOPTS, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, REPORT_LONGOPTS, {"columns", no_argument, NULL, 'C'}, {0}};
 	static const char *const kinds[] = {"log", "vg", "lv", "pv", "pvseg", "seg"};
 	/* --configreport NAME: the -o, -O and -S that follow are for that report; those of
 	 * another report (the log report, a VG report in lvs) are not this one's */
@@ -459,9 +484,21 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 	int opt, r;
 
 	report_cmd_name = argv[0];
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:aS:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "o:O:aS:HC", lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt == 'C' && display_columns)
+			continue;
+		/* -C is the display commands', -H the LV reports' only, as in LVM2 */
+		if (opt == 'C' || (opt == 'H' && type != REPORT_LV && type != REPORT_SEG)) {
+			if (argv[optind - 1][1] == '-')
+				fprintf(stderr, "%s: unrecognized option '%s'\n", argv[0],
+				        argv[optind - 1]);
+			else
+				fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], opt);
+			fprintf(stderr, "  Error during parsing of command line.\n");
+			return EINVALID_CMD_LINE;
+		}
 		if (opt == 3011) {
 			bool known = false;
 			for (size_t k = 0; k < ARRAY_SIZE(kinds); k++)
@@ -489,6 +526,8 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 			continue;
 		return EINVALID_CMD_LINE;
 	}
+	if (c->sort) /* as LVM2: a sort order needs every row first */
+		c->unbuffered = false;
 	for (int i = 0; i < c->nfields; i++)
 		if (!strcmp(c->fields[i], "help") || !strcmp(c->fields[i], "?"))
 			return report_list_fields(type);
@@ -497,6 +536,29 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 	c->args = argv + optind;
 	c->nargs = argc - optind;
 	return report_run(c, type);
+}
+
+int cli_display_columns(struct cli *c, int argc, char **argv, enum report_type type)
+{
+	bool columns = false;
+
+	/* -C anywhere before "--", alone or among other letters ("-Cv"; not inside a value
+	 * such as "-ofoo") */
+	for (int i = 1; i < argc && strcmp(argv[i], "--") && !columns; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--columns")) {
+			columns = true;
+		} else if (a[0] == '-' && a[1] != '-') {
+			for (const char *p = a + 1; *p && !strchr("oOS", *p) && !columns; p++)
+				columns = *p == 'C';
+		}
+	}
+	if (!columns)
+		return -1;
+	display_columns = true;
+	c->units = 0;
+	optind = 0;
+	return report_cmd(c, argc, argv, type);
 }
 
 int cmd_pvs(struct cli *c, int argc, char **argv)
@@ -552,8 +614,10 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 	bool maps = false;
 	char form = 0; /* -c, -s */
 
+	if ((r = cli_display_columns(c, argc, argv, REPORT_PV)) >= 0)
+		return r;
 	c->units = 'h';
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Cmcs", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "mcs", lo, NULL)) != -1) {
 		if (opt == 'm') {
 			maps = true;
 			continue;
@@ -561,11 +625,6 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		if (opt == 'c' || opt == 's') {
 			form = (char)opt;
 			continue;
-		}
-		if (opt == 'C') {
-			c->units = 0;
-			optind = 1;
-			return report_cmd(c, argc, argv, REPORT_PV);
 		}
 		if (opt == 3000) {
 			c->units = optarg[0];

@@ -216,8 +216,8 @@ int cmd_pvmove(struct cli *c, int argc, char **argv)
 	                                   {"background", no_argument, NULL, 'b'},
 	                                   {"atomic", no_argument, NULL, 9802},
 	                                   {"autobackup", required_argument, NULL, 'A'},
-	                                   {"noudevsync", no_argument, NULL, 9803},
-	                                   {"reportformat", required_argument, NULL, 9804},
+	                                   {"noudevsync", no_argument, NULL, 1013},
+	                                   {"reportformat", required_argument, NULL, 1014},
 	                                   {0}};
 	struct pvmove_args a = {.interval = cli_polling_interval};
 	struct ulvm_pvmove_opts o = {.alloc = ULVM_ALLOC_NORMAL};

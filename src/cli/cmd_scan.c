@@ -329,7 +329,8 @@ static int export_opt(struct cli *c, int opt, void *arg)
 
 static int export_cmd(struct cli *c, int argc, char **argv, bool on)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, CHANGE_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
 	bool all = false;
 	int rc;
 
@@ -500,6 +501,7 @@ static int pvchange_orphans(struct cli *c, struct pvchange_opts *o)
 int cmd_pvchange(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   {"allocatable", required_argument, NULL, 'x'},
 	                                   {"all", no_argument, NULL, 'a'},
 	                                   {"addtag", required_argument, NULL, 9600},
@@ -509,7 +511,8 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 	struct pvchange_opts o = {.allocatable = -1};
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "x:au", lo, pvchange_opt, &o)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "x:au", lo,
+	                      pvchange_opt, &o)))
 		return rc;
 	o.args = argv + optind;
 	o.nargs = argc - optind;

@@ -27,6 +27,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 int cmd_vgcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
 	                                   PV_LONGOPTS,
 	                                   {"physicalextentsize", required_argument, NULL, 's'},
 	                                   {"addtag", required_argument, NULL, 5000},
@@ -40,7 +41,8 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 	int opt, r;
 
 	o.tags = tags;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "s:l:p:Z:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "s:l:p:Z:", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if ((r = pvcreate_opt(opt, optarg, &o.pv)) == 1)
@@ -104,12 +106,13 @@ static int open_vg(struct cli *c, const char *name, enum ulvm_lock_mode mode, st
 
 int cmd_vgextend(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, PV_LONGOPTS, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, PV_LONGOPTS, {0}};
 	struct ulvm_pvcreate_opts o = {.metadata_copies = ULVM_DEFAULT};
 	struct ulvm_vg *vg;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Z:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "Z:", lo, NULL)) !=
+	       -1) {
 		if (cli_common_opt(c, opt, optarg) == 1 || pvcreate_opt(opt, optarg, &o) == 1)
 			continue;
 		return EINVALID_CMD_LINE;
@@ -132,12 +135,14 @@ int cmd_vgextend(struct cli *c, int argc, char **argv)
 
 int cmd_vgreduce(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, CHANGE_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
 	struct ulvm_vg *vg;
 	bool all = false;
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "a", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a", lo, NULL)) !=
+	       -1) {
 		if (opt == 'a') {
 			all = true;
 			continue;
@@ -181,10 +186,10 @@ int cmd_vgreduce(struct cli *c, int argc, char **argv)
 
 int cmd_vgremove(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, {0}};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS, lo, NULL)) != -1)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	if (optind >= argc) {
@@ -237,11 +242,11 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 
 int cmd_vgrename(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, {0}};
 	struct ulvm_vg *vg;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS, lo, NULL)) != -1)
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	struct ulvm_dm_renames *devs = NULL;
@@ -351,14 +356,12 @@ int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 	                                   {"colon", no_argument, NULL, 'c'},
 	                                   {"short", no_argument, NULL, 's'},
 	                                   {0}};
-	int opt;
+	int opt, r;
 	char form = 0;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "Ccs", lo, NULL)) != -1) {
-		if (opt == 'C') {
-			optind = 1;
-			return report_cmd(c, argc, argv, REPORT_VG);
-		}
+	if ((r = cli_display_columns(c, argc, argv, REPORT_VG)) >= 0)
+		return r;
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "cs", lo, NULL)) != -1) {
 		if (opt == 'c' || opt == 's') {
 			form = (char)opt;
 			continue;

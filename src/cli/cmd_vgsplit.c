@@ -106,7 +106,8 @@ int cmd_vgsplit(struct cli *c, int argc, char **argv)
 			}
 			o.alloc = optarg;
 			break;
-		case 'A':
+		case 'A': /* a bad value, which cli_common_opt said */
+			return EINVALID_CMD_LINE;
 		case 7001:
 			if (yn_arg(opt, optarg))
 				return EINVALID_CMD_LINE;
@@ -175,7 +176,8 @@ int cmd_vgmerge(struct cli *c, int argc, char **argv)
 		switch (opt) {
 		case 'l': /* LVM2 2.03 accepts it and lists nothing more */
 			break;
-		case 'A':
+		case 'A': /* a bad value, which cli_common_opt said */
+			return EINVALID_CMD_LINE;
 		case 7001:
 			if (yn_arg(opt, optarg))
 				return EINVALID_CMD_LINE;

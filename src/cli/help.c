@@ -105,7 +105,24 @@ static const struct help_opt common_opts[] = {
 	}
 #define O_AUTOBACKUP                                                                               \
 	{                                                                                          \
-		'A', "autobackup", "y|n", "Back up the metadata after a change (default y).", 0    \
+		'A', "autobackup", "y|n",                                                          \
+		    "n: neither archive the metadata before the change nor back it up after it "   \
+		    "(default y, as lvm.conf's backup settings say).",                             \
+		    0                                                                              \
+	}
+#define O_NOUDEVSYNC                                                                               \
+	{                                                                                          \
+		0, "noudevsync", NULL,                                                             \
+		    "Accepted for LVM2 compatibility: ulvm makes no /dev nodes and waits for no "  \
+		    "udev.",                                                                       \
+		    0                                                                              \
+	}
+#define O_CHANGE_REPORTFORMAT                                                                      \
+	{                                                                                          \
+		0, "reportformat", "basic|json",                                                   \
+		    "json: the command's log report as JSON, as LVM2's (ulvm's change commands "   \
+		    "keep no log rows yet: an empty object).",                                     \
+		    0                                                                              \
 	}
 #define O_ADDTAG(what)                                                                             \
 	{                                                                                          \
@@ -163,6 +180,17 @@ static const struct help_opt common_opts[] = {
 	     "Accepted as LVM2's: ulvm has no system ID, so no VG is foreign (all are shown).",    \
 	     0},                                                                                   \
 	    {0, "segments", NULL, "One line per segment.", 0},                                     \
+	    {0, "readonly", NULL, "Read the metadata without locks, the devices read-only.", 0},   \
+	    {0, "shared", NULL,                                                                    \
+	     "Accepted for LVM2 compatibility: ulvm uses no lvmlockd and shows shared VGs "        \
+	     "always.",                                                                            \
+	     0},                                                                                   \
+	    {0, "unbuffered", NULL,                                                                \
+	     "Print each row as it is read (unsorted, the first row's widths), unless -O is "      \
+	     "given.",                                                                             \
+	     0},                                                                                   \
+	    {0, "ignorelockingfailure", NULL,                                                      \
+	     "Go on without the VG lock when it cannot be taken.", 0},                             \
 	    {0, "separator", "String", "Separate the columns by this string.", 0}, O_SELECT,       \
 	    O_UNITS
 #define SIZE_OPTS                                                                                  \
@@ -175,7 +203,8 @@ static const struct help_opt common_opts[] = {
 static const struct help_cmd help_cmds[] = {
     {"pvcreate", "Initialize physical volume(s) for use by LVM", STYLE_LVM,
      FORMS({NULL, "PV ...", NULL}),
-     OPTS(O_FORCE("Initialize a device that holds a PV of no VG; twice (-ff) one of a VG."),
+     OPTS(O_CHANGE_REPORTFORMAT,
+          O_FORCE("Initialize a device that holds a PV of no VG; twice (-ff) one of a VG."),
           {'u', "uuid", "String", "The PV's UUID (with --restorefile or --norestorefile).", 0},
           PVFMT_OPTS, {0, "metadatacopies", "0|1|2", "Same as --pvmetadatacopies.", 0},
           {0, "setphysicalvolumesize", "Size[m|UNIT]", "Use this size instead of the device's.", 0},
@@ -188,7 +217,8 @@ static const struct help_cmd help_cmds[] = {
      "image file), so it can join a VG."},
     {"pvremove", "Remove LVM label(s) from physical volume(s)", STYLE_LVM,
      FORMS({NULL, "PV ...", NULL}),
-     OPTS(O_FORCE("Twice (-ff): remove the label of a PV that belongs to a VG.")),
+     OPTS(O_CHANGE_REPORTFORMAT,
+          O_FORCE("Twice (-ff): remove the label of a PV that belongs to a VG.")),
      "Wipes the PV label and the metadata area header from each device."},
     {"pvs", "Display information about physical volumes", STYLE_LVM,
      FORMS({NULL, "", "[ PV|Tag ... ]"}), OPTS(REPORT_OPTS),
@@ -206,7 +236,8 @@ static const struct help_cmd help_cmds[] = {
      "Checks the PV label, the metadata area headers and the metadata text of each device and "
      "reports what is damaged."},
     {"vgcreate", "Create a volume group", STYLE_LVM, FORMS({NULL, "VG_new PV ...", NULL}),
-     OPTS({'s', "physicalextentsize", "Size[m|UNIT]", "The extent size (default 4 MiB).", 0},
+     OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT,
+          {'s', "physicalextentsize", "Size[m|UNIT]", "The extent size (default 4 MiB).", 0},
           {'l', "maxlogicalvolumes", "Number", "The most LVs the VG may hold (0: no limit).", 0},
           {'p', "maxphysicalvolumes", "Number", "The most PVs the VG may hold (0: no limit).", 0},
           O_ADDTAG("VG"),
@@ -215,16 +246,18 @@ static const struct help_cmd help_cmds[] = {
           PVFMT_OPTS),
      "Creates a VG on the given devices, initializing as PVs those that are not yet."},
     {"vgextend", "Add physical volumes to a volume group", STYLE_LVM,
-     FORMS({NULL, "VG PV ...", NULL}), OPTS(PVFMT_OPTS),
+     FORMS({NULL, "VG PV ...", NULL}), OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT, PVFMT_OPTS),
      "Adds devices to a VG, initializing as PVs those that are not yet."},
     {"vgreduce", "Remove physical volume(s) from a volume group", STYLE_LVM,
      FORMS({NULL, "VG PV ...", NULL}, {NULL, "-a|--all VG", NULL}),
-     OPTS({'a', "all", NULL, "Remove every PV that holds no extents.", 2}),
+     OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT,
+          {'a', "all", NULL, "Remove every PV that holds no extents.", 2}),
      "Removes unused PVs from a VG."},
     {"vgremove", "Remove volume group(s)", STYLE_LVM, FORMS({NULL, "VG ...", NULL}),
-     OPTS(O_FORCE("Remove the VG's LVs without asking.")),
+     OPTS(O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT, O_FORCE("Remove the VG's LVs without asking.")),
      "Removes VGs (and, with --force, their LVs) and wipes their PVs' metadata areas."},
-    {"vgrename", "Rename a volume group", STYLE_LVM, FORMS({NULL, "VG VG_new", NULL}), NO_OPTS,
+    {"vgrename", "Rename a volume group", STYLE_LVM, FORMS({NULL, "VG VG_new", NULL}),
+     OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT),
      "Renames a VG; its active LVs keep working under their new names."},
     {"vgs", "Display information about volume groups", STYLE_LVM,
      FORMS({NULL, "", "[ VG|Tag ... ]"}), OPTS(REPORT_OPTS),
@@ -262,7 +295,8 @@ static const struct help_cmd help_cmds[] = {
            {"Create a thin LV in a thin pool (with -L also the pool).",
             "-T|--thin -V|--virtualsize Size[m|UNIT] VG/ThinPool", NULL},
            {"Create a thin snapshot of a thin LV.", "-s|--snapshot VG/ThinLV", NULL}),
-     OPTS({'l', "extents", "Number[PERCENT]",
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT,
+          {'l', "extents", "Number[PERCENT]",
            "The size in extents, or as %VG, %FREE, %PVS (instead of -L).", 0},
           {'n', "name", "String", "The LV's name (default lvolN).", 0},
           {'I', "stripesize", "Size[k|UNIT]", "The stripe size (default 64 KiB).", 2},
@@ -305,7 +339,8 @@ static const struct help_cmd help_cmds[] = {
     {"lvextend", "Add space to a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [+]Size[m|UNIT] LV", "[ PV ... ]"},
            {NULL, "-l|--extents [+]Number[PERCENT] LV", "[ PV ... ]"}),
-     OPTS({'i', "stripes", "Number", "The stripes of the new segment.", 0},
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT,
+          {'i', "stripes", "Number", "The stripes of the new segment.", 0},
           {'I', "stripesize", "Size[k|UNIT]", "The stripe size of the new segment.", 0},
           {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
           {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0},
@@ -322,14 +357,14 @@ static const struct help_cmd help_cmds[] = {
     {"lvreduce", "Reduce the size of a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [-]Size[m|UNIT] LV", NULL},
            {NULL, "-l|--extents [-]Number[PERCENT] LV", NULL}),
-     OPTS(O_FORCE("Do not ask before reducing."),
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT, O_FORCE("Do not ask before reducing."),
           {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
           {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0}),
      "Shrinks an LV by the given size or to it; the data past the new end is lost."},
     {"lvresize", "Resize a logical volume", STYLE_LVM,
      FORMS({NULL, "-L|--size [+|-]Size[m|UNIT] LV", "[ PV ... ]"},
            {NULL, "-l|--extents [+|-]Number[PERCENT] LV", "[ PV ... ]"}),
-     OPTS(O_FORCE("Do not ask before reducing."),
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT, O_FORCE("Do not ask before reducing."),
           {'i', "stripes", "Number", "The stripes of a new segment.", 0},
           {'I', "stripesize", "Size[k|UNIT]", "The stripe size of a new segment.", 0},
           {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
@@ -338,14 +373,20 @@ static const struct help_cmd help_cmds[] = {
      "Grows or shrinks an LV."},
     {"lvremove", "Remove logical volume(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG|LV|Tag ...", NULL}),
-     OPTS(O_FORCE("Remove active LVs without asking."), O_SELECT),
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT,
+          O_FORCE("Remove active LVs without asking."), O_SELECT),
      "Removes LVs. A thin pool goes with its thin LVs (LVM2's question first), the pool's "
      "sub-LVs only with it; the spare metadata LV after LVM2's question."},
     {"lvrename", "Rename a logical volume", STYLE_LVM,
-     FORMS({NULL, "VG LV LV_new", NULL}, {NULL, "LV LV_new", NULL}), NO_OPTS,
+     FORMS({NULL, "VG LV LV_new", NULL}, {NULL, "LV LV_new", NULL}),
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT),
      "Renames an LV; an active LV keeps working under its new name."},
     {"lvs", "Display information about logical volumes", STYLE_LVM,
-     FORMS({NULL, "", "[ VG|LV|Tag ... ]"}), OPTS(REPORT_OPTS),
+     FORMS({NULL, "", "[ VG|LV|Tag ... ]"}),
+     OPTS({'H', "history", NULL,
+           "Accepted as LVM2's: ulvm reports no historical LVs and refuses a VG that records any.",
+           0},
+          REPORT_OPTS),
      "Reports LVs, one line each (or one per segment), in LVM2's columns and formats."},
     {"lvdisplay", "Display information about a logical volume", STYLE_LVM,
      FORMS({NULL, "", "[ VG|LV|Tag ... ]"}),
@@ -355,7 +396,8 @@ static const struct help_cmd help_cmds[] = {
      "Prints each LV's attributes in LVM2's lvdisplay layout."},
     {"lvchange", "Change the attributes of logical volume(s)", STYLE_LVM,
      FORMS({NULL, "VG|LV|Tag ...", NULL}),
-     OPTS({'a', "activate", "y|n|ay",
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT,
+          {'a', "activate", "y|n|ay",
            "Activate (load the LV's table into ulvm's device-mapper) or deactivate.", 0},
           O_ADDTAG("LV"), O_DELTAG("LV"), O_SELECT,
           {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0},
@@ -365,7 +407,8 @@ static const struct help_cmd help_cmds[] = {
      "userspace device-mapper, held by ulvmd when it runs."},
     {"lvconvert", "Change logical volume layout", STYLE_LVM,
      FORMS({"Merge COW snapshot LV into its origin.", "--mergesnapshot LV ...", NULL}),
-     OPTS({0, "mergesnapshot", NULL,
+     OPTS(O_NOUDEVSYNC,
+          {0, "mergesnapshot", NULL,
            "Merge the snapshot back into its origin (also spelt --merge): at once when the "
            "origin is active and unused (progress is printed until it is done), else when the "
            "origin is activated next.",
@@ -383,7 +426,8 @@ static const struct help_cmd help_cmds[] = {
      "else in this command); the snapshot is then removed. A merge into an origin that is "
      "open is recorded (merging_store) and runs when the origin is activated next."},
     {"vgchange", "Change volume group attributes", STYLE_LVM, FORMS({NULL, "VG ...", NULL}),
-     OPTS({'a', "activate", "y|n|ay", "Activate or deactivate the VG's LVs.", 0}, O_ADDTAG("VG"),
+     OPTS(O_AUTOBACKUP, O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT,
+          {'a', "activate", "y|n|ay", "Activate or deactivate the VG's LVs.", 0}, O_ADDTAG("VG"),
           O_DELTAG("VG"), O_SELECT,
           {'x', "resizeable", "y|n", "Whether PVs may be added to or removed from the VG.", 0},
           {'l', "logicalvolume", "Number", "The most LVs the VG may hold (0: no limit).", 0},
@@ -467,17 +511,17 @@ static const struct help_cmd help_cmds[] = {
      "Lists every LV with whether it is active, its size and allocation policy."},
     {"vgexport", "Unregister volume group(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG ...", NULL}, {NULL, "-a|--all", NULL}),
-     OPTS({'a', "all", NULL, "Export every VG.", FORM_NONE}),
+     OPTS(O_CHANGE_REPORTFORMAT, {'a', "all", NULL, "Export every VG.", FORM_NONE}),
      "Marks a VG and its PVs exported (no LV may be active), so it can move to another "
      "system; vgimport undoes it."},
     {"vgimport", "Register exported volume group with system", STYLE_LVM,
      FORMS({NULL, "VG ...", NULL}, {NULL, "-a|--all", NULL}),
-     OPTS({'a', "all", NULL, "Import every exported VG.", FORM_NONE}),
+     OPTS(O_CHANGE_REPORTFORMAT, {'a', "all", NULL, "Import every exported VG.", FORM_NONE}),
      "Clears the exported mark of a VG and its PVs."},
     {"pvchange", "Change attributes of physical volume(s)", STYLE_LVM,
      FORMS({NULL, "-x|--allocatable y|n PV|-a|--all ...", NULL},
            {NULL, "--addtag Tag|--deltag Tag PV|-a|--all ...", NULL}),
-     OPTS({'a', "all", NULL, "Change every PV.", FORM_NONE},
+     OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT, {'a', "all", NULL, "Change every PV.", FORM_NONE},
           {'u', "uuid", NULL, "Give the PV a new random UUID (metadata and label).", 0},
           {'x', "allocatable", "y|n", "Allow or forbid allocating extents on the PV.", FORM_NONE},
           {0, "addtag", "Tag", "Add a tag to the PV; repeatable.", FORM_NONE},
@@ -516,7 +560,8 @@ static const struct help_cmd help_cmds[] = {
      "after an interruption that left the second VG beside the merged one, it finishes the "
      "merge."},
     {"pvresize", "Resize physical volume(s)", STYLE_LVM, FORMS({NULL, "PV ...", NULL}),
-     OPTS({0, "setphysicalvolumesize", "Size[m|UNIT]",
+     OPTS(O_CHANGE_REPORTFORMAT,
+          {0, "setphysicalvolumesize", "Size[m|UNIT]",
            "Use this size instead of the device's (asks when it is smaller, unless -y).", 0}),
      "Makes a PV of a VG follow its device's size (after the image file or disk grew or "
      "shrank): its extents are counted anew, refused when an allocated one would be lost."},
@@ -605,8 +650,8 @@ static const struct help_cmd help_cmds[] = {
           {'i', "interval", "Number", "Print the progress every Number seconds (default 15).", 0},
           {0, "abort", NULL,
            "Stop the move: segments already copied stay moved, the rest stays where it was.", 0},
-          {'b', "background", NULL, "Return at once and move in the background.", 0},
-          {'A', "autobackup", "y|n", "Accepted, as LVM2's (ulvm always backs up).", 0}),
+          {'b', "background", NULL, "Return at once and move in the background.", 0}, O_AUTOBACKUP,
+          O_NOUDEVSYNC, O_CHANGE_REPORTFORMAT),
      "Moves the extents of LVs off a PV (PV:PE-PE... for some of them) onto the other PVs of "
      "its VG, or onto those named after it. The move is recorded as LVM2 records it: a hidden "
      "LV pvmove0 of mirror segments (old extents, new extents) that the moved LVs point at "

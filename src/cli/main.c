@@ -137,6 +137,27 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 		if (strcmp(arg, "command") && strcmp(arg, "output") && strcmp(arg, "debug"))
 			fprintf(stderr, "  Ignoring unrecognized journal value.\n");
 		return 1;
+	case 'A': /* -A|--autobackup y|n: n skips the archive and the backup, as in LVM2 */
+		if (strcmp(arg, "y") && strcmp(arg, "n")) {
+			fprintf(stderr, "  Invalid argument for --autobackup: %s\n", arg);
+			fprintf(stderr, "  Error during parsing of command line.\n");
+			return -1;
+		}
+		c->no_autobackup = !strcmp(arg, "n");
+		return 1;
+	case 1013: /* --noudevsync: ulvm makes no /dev nodes and waits for no udev */
+		return 1;
+	case 1014: /* --reportformat of a change command */
+		if (strcmp(arg, "basic") && strcmp(arg, "json") && strcmp(arg, "json_std")) {
+			fprintf(stderr, "  Invalid argument for --reportformat: %s\n", arg);
+			fprintf(stderr, "  Error during parsing of command line.\n");
+			return -1;
+		}
+		c->change_json = strcmp(arg, "basic") != 0;
+		return 1;
+	case OPT_IGNORELOCKINGFAILURE:
+		c->ignore_lock_failure = true;
+		return 1;
 	case 1005:
 		cli_nolocking = true;
 		return 1;
@@ -181,7 +202,9 @@ int cli_open_ctx(struct cli *c)
 	                          .no_locking = cli_nolocking,
 	                          .silent_scan = c->silent_scan,
 	                          .test_mode = c->test,
-	                          .archive = true};
+	                          .readonly = c->readonly,
+	                          .ignore_lock_failure = c->ignore_lock_failure,
+	                          .archive = !c->no_autobackup};
 
 	int r;
 
@@ -367,6 +390,10 @@ int cli_run(const char *name, int argc, char **argv)
 		cli_config_defaults(&c, argc, argv);
 		ulvm_lvm2_config_override(cli_config_override); /* archives, locking_dir */
 		rc = commands[i].fn(&c, argc, argv);
+		/* a change command's JSON report is its log report (LVM2 prints the rows
+		 * of log/report_command_log in it; ulvm's change commands keep no log yet) */
+		if (c.change_json)
+			fputs("  {\n  }\n", stdout);
 		ulvm_ctx_free(c.ctx);
 		sb_free(&cmdline);
 		fflush(stdout);

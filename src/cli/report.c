@@ -981,6 +981,8 @@ static const struct field fields[] = {
     {"pool_lv", "Pool", F_STR, O_LV, 0, f_pool_lv},
     {"lv_tags", "LV Tags", F_STR, O_LV, 0, f_lv_tags},
     {"lv_time", "CTime", F_STR, O_LV, 26, f_lv_time},
+    /* a live LV was not removed: LVM2's historical LVs (-H) are refused (report_run) */
+    {"lv_time_removed", "RTime", F_STR, O_LV, 26, f_empty},
     {"lv_host", "Host", F_STR, O_LV, 10, f_lv_host},
     {"data_percent", "Data%", F_STR, O_LV, 6, f_data_percent},
     {"snap_percent", "Snap%", F_NUM, O_LV, 6, f_snap_percent},
@@ -1852,7 +1854,9 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 	/* LVM2's declared widths hold the heading, and hold without headings too */
 	for (size_t k = 0; k < t->ncols; k++) {
 		widths[k] = MAX(strlen(t->cols[k]->heading), t->cols[k]->width);
-		for (size_t r = 0; r < t->nrows; r++)
+		/* --unbuffered: each row goes out as it is read, so the widths are the
+		 * first row's (LVM2 prints the headings with it) */
+		for (size_t r = 0; r < t->nrows && (!c->unbuffered || !r); r++)
 			widths[k] = MAX(widths[k], strlen(t->cells[r * t->ncols + k]));
 	}
 	bool align = (!c->separator || c->aligned) && !c->nameprefixes && !c->rows;
@@ -1958,6 +1962,38 @@ static bool nvgs_has(struct ulvm_vg *const *vgs, size_t n, const char *name)
 	return false;
 }
 
+/* A PV report's rows as LVM2 reads them: the VGs by name, each one's PVs in its metadata's
+ * order, then the PVs of no VG in the devices' order. */
+static int unbuffered_pv_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	size_t i = 0, j = 0;
+	int d;
+
+	if (!x->vg != !y->vg)
+		return x->vg ? -1 : 1;
+	if (x->vg && (d = strcmp(x->vg->name, y->vg->name)))
+		return d;
+	if (x->vg) {
+		while (i < x->vg->npvs && x->vg->pvs[i] != x->pv)
+			i++;
+		while (j < y->vg->npvs && y->vg->pvs[j] != y->pv)
+			j++;
+	} else {
+		i = (size_t)(x->dev - y->dev > 0);
+		j = (size_t)(x->dev - y->dev < 0);
+	}
+	if (i != j)
+		return i < j ? -1 : 1;
+	return (x->pvseg_start > y->pvseg_start) - (x->pvseg_start < y->pvseg_start);
+}
+
+static void unbuffered_pv_order(struct table *t)
+{
+	if (t->nrows > 1)
+		qsort(t->rows, t->nrows, sizeof(*t->rows), unbuffered_pv_cmp);
+}
+
 int report_run(struct cli *c, enum report_type type)
 {
 	static const char *const defaults[] = {
@@ -2039,6 +2075,19 @@ int report_run(struct cli *c, enum report_type type)
 	rc = cli_each_vg(c, c->args, pv_report ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg, &set);
 	vgs = set.v;
 	nvgs = set.n;
+	for (size_t v = 0; c->history && v < nvgs; v++)
+		if (ulvm_vg_historical_lvs(vgs[v])) {
+			report_select_free(rsel);
+			rc = cli_fail(
+			    ulvm_error(-EOPNOTSUPP,
+			               "VG %s records historical LVs: ulvm does not report "
+			               "them (-H|--history)",
+			               vgs[v]->name));
+			for (size_t k = 0; k < nvgs; k++)
+				ulvm_vg_close(vgs[k]);
+			free(vgs);
+			return rc;
+		}
 	if (cmdlog_on() && !full.on)
 		log_vg_order(c, vgs, nvgs, !pv_report);
 	if (!pv_report && type != REPORT_VG && ulvm_active_list(&active.names, &active.n))
@@ -2193,7 +2242,11 @@ int report_run(struct cli *c, enum report_type type)
 		}
 		free(spec);
 	}
-	if (t.nrows && (r = sort_rows(c, &t, &sp)))
+	/* --unbuffered: rows in the order they were read (as LVM2's: the VGs by name, their
+	 * LVs and PVs as the metadata lists them, then the PVs of no VG) */
+	if (c->unbuffered && pv_report)
+		unbuffered_pv_order(&t);
+	else if (t.nrows && !c->unbuffered && (r = sort_rows(c, &t, &sp)))
 		return cli_fail(r);
 	/* Cells: every value is appended, NUL-terminated, to one pool; building each in a
 	 * strbuf of its own would touch a fresh 256-byte buffer per cell. */

@@ -236,6 +236,19 @@ void vg_update_derived(struct ulvm_vg *vg)
 	}
 }
 
+size_t ulvm_vg_historical_lvs(const struct ulvm_vg *vg)
+{
+	const struct cfg_node *h =
+	    vg->extra_sections ? cfg_find(NULL, vg->extra_sections, "historical_logical_volumes")
+	                       : NULL;
+	size_t n = 0;
+
+	for (const struct cfg_node *c = h && h->kind == CFG_SECTION ? h->child : NULL; c;
+	     c = c->next)
+		n += c->kind == CFG_SECTION;
+	return n;
+}
+
 bool ulvm_lv_visible(const struct ulvm_lv *lv)
 {
 	/* LVM2's snapshotN LVs are never visible, whatever their status says. */
