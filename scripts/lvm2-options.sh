@@ -11,7 +11,7 @@
 # Exit 0 when nothing is refused, 1 otherwise, 77 without LVM2.
 set -uo pipefail
 export LC_ALL=C LVM_SUPPRESS_FD_WARNINGS=1
-ULVM=${1:-$(dirname "$0")/../build-asan/ulvm}
+ULVM=$(realpath "${1:-$(dirname "$0")/../build-asan/ulvm}")
 shift || true
 command -v lvm >/dev/null || {
 	echo "SKIP: LVM2's lvm is not installed" >&2
@@ -21,6 +21,7 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 export ULVM_LOCK_DIR=$T/lock ULVM_RUN_DIR=$T/run ULVM_DEVICES=$T/none.img
 mkdir -p "$ULVM_LOCK_DIR"
+cd "$T" || exit 1 # what an option writes (lvmconfig --file x) lands here
 : >"$T/none.img"
 
 # The LVM2 commands (lvm help's list) and which of them ulvm has.
