@@ -27,6 +27,8 @@ int lvmconf_parse(struct lvmconf *cf, const char *sysdir, const char *text, size
 	if (!r && override &&
 	    (r = cfg_parse(override, strlen(override), "--config", &cf->override)))
 		cf->override = NULL;
+	if (!r)
+		r = cfg_unfold_paths(&cf->override); /* "backup/archive=0" */
 	if (!cf->tree && !(cf->tree = cfg_tree_new()))
 		return ulvm_error(-ENOMEM, "out of memory");
 	return r;
@@ -359,7 +361,7 @@ bool lvmconf_is_default(const struct lvmconf *cf, const struct lvmconf_def *s,
 	char def[4200];
 	const char *f, *e;
 	struct strbuf o;
-	bool same;
+	bool same, wrap;
 
 	if (!s->def || !lvmconf_type_ok(s, n, &f, &e))
 		return false;
@@ -367,10 +369,11 @@ bool lvmconf_is_default(const struct lvmconf *cf, const struct lvmconf_def *s,
 		return n->v.i == strtoll(s->def, NULL, 0);
 	default_text(cf, s, def, sizeof(def));
 	sb_init(&o);
-	if (s->type == LC_ARRAY && n->kind == CFG_ASSIGN)
+	wrap = s->type == LC_ARRAY && (n->kind == CFG_ASSIGN || n->nitems == 1);
+	if (wrap)
 		sb_putc(&o, '[');
 	lvmconf_put_node_value(&o, n);
-	if (s->type == LC_ARRAY && n->kind == CFG_ASSIGN)
+	if (wrap)
 		sb_putc(&o, ']');
 	same = !strcmp(o.buf ? o.buf : "", def);
 	sb_free(&o);
@@ -403,6 +406,10 @@ void lvmconf_put_node_value(struct strbuf *o, const struct cfg_node *n)
 {
 	if (n->kind == CFG_ASSIGN) {
 		put_value(o, &n->v);
+		return;
+	}
+	if (n->nitems == 1) { /* as libdm writes it: one item without the brackets */
+		put_value(o, &n->items[0]);
 		return;
 	}
 	sb_putc(o, '[');

@@ -11,6 +11,8 @@
 
 #include "lvm.h"
 
+static int add_device(struct ulvm_ctx *ctx, const char *path, bool skip_rejected);
+
 static int add_list(struct ulvm_ctx *ctx, const char *list)
 {
 	char *copy = strdup(list), *save = NULL, *tok;
@@ -20,7 +22,7 @@ static int add_list(struct ulvm_ctx *ctx, const char *list)
 		return ulvm_error(-ENOMEM, "out of memory");
 	for (tok = strtok_r(copy, ",", &save); tok && !r; tok = strtok_r(NULL, ",", &save))
 		if (*tok)
-			r = ulvm_ctx_add_device(ctx, tok);
+			r = add_device(ctx, tok, true);
 	free(copy);
 	return r;
 }
@@ -50,7 +52,7 @@ static int add_devicesfile(struct ulvm_ctx *ctx, const char *file)
 			if (!*p || !strcmp(p, "."))
 				continue;
 		}
-		r = ulvm_ctx_add_device(ctx, p);
+		r = add_device(ctx, p, true);
 	}
 	fclose(f);
 	return r;
@@ -85,10 +87,13 @@ int ulvm_ctx_new(const struct ulvm_ctx_opts *opts, struct ulvm_ctx **out)
 		r = add_list(ctx, opts->devices);
 	else if (opts && opts->devicesfile)
 		r = add_devicesfile(ctx, opts->devicesfile);
-	else if ((env = getenv("ULVM_DEVICES")) && *env)
+	else if ((env = getenv("ULVM_DEVICES")) && *env) {
+		ctx->filtered = true;
 		r = add_list(ctx, env);
-	else if ((env = getenv("ULVM_DEVICESFILE")) && *env)
+	} else if ((env = getenv("ULVM_DEVICESFILE")) && *env) {
+		ctx->filtered = true;
 		r = add_devicesfile(ctx, env);
+	}
 	if (r) {
 		ulvm_ctx_free(ctx);
 		return r;
@@ -161,7 +166,9 @@ static bool dev_identity(const char *path, uint64_t *id, bool *is_file)
 	return true;
 }
 
-int ulvm_ctx_add_device(struct ulvm_ctx *ctx, const char *path)
+/* `skip_rejected`: a device the filters reject is left out silently (a list of devices),
+ * else refused with LVM2's words (a device a command names). */
+static int add_device(struct ulvm_ctx *ctx, const char *path, bool skip_rejected)
 {
 	struct dev_entry *d;
 	uint64_t id = 0;
@@ -170,6 +177,22 @@ int ulvm_ctx_add_device(struct ulvm_ctx *ctx, const char *path)
 
 	if (ctx_find_dev(ctx, path))
 		return 0;
+	if (ctx->filtered) { /* lvm.conf's devices/global_filter and devices/filter */
+		struct lvm2_conf lc;
+		const char *which;
+		bool passes;
+		lvm2_conf_load(&lc);
+		passes = lvm2_conf_device_passes(&lc, path, &which);
+		lvm2_conf_free(&lc);
+		if (!passes && skip_rejected) {
+			ulvm_info("%s: Skipping (rejected by the %s).", path, which);
+			return 0;
+		}
+		if (!passes)
+			return ulvm_error(-ENODEV, "Cannot use %s: device is rejected by %s config",
+			                  path,
+			                  strcmp(which, "filter") ? "global_filter" : "filter");
+	}
 	for (size_t i = 0; have_id && i < ctx->ndevs; i++)
 		if (ctx->devs[i].have_ident && ctx->devs[i].ident == id)
 			return 0;
@@ -191,6 +214,11 @@ int ulvm_ctx_add_device(struct ulvm_ctx *ctx, const char *path)
 	ctx->ndevs++;
 	ctx_invalidate(ctx);
 	return 0;
+}
+
+int ulvm_ctx_add_device(struct ulvm_ctx *ctx, const char *path)
+{
+	return add_device(ctx, path, false);
 }
 
 size_t ulvm_ctx_device_count(const struct ulvm_ctx *ctx)

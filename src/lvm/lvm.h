@@ -75,6 +75,10 @@ struct ulvm_ctx {
 	char *lock_dir;
 	struct dev_entry *devs;
 	size_t ndevs, cap;
+	/* The devices come from $ULVM_DEVICES or $ULVM_DEVICESFILE, ulvm's stand-in for the
+	 * system's devices: lvm.conf's filters apply (LVM2 ignores them for --devices and a
+	 * devices file, as ulvm does). */
+	bool filtered;
 	bool scanned;
 	struct ulvm_dev_info *infos;
 	const char **vg_names;
@@ -187,6 +191,9 @@ void lvm2_conf_load(struct lvm2_conf *lc);
  * it cannot be read. Caller frees. */
 char *lvm2_read_whole(const char *path, size_t *len);
 void lvm2_conf_free(struct lvm2_conf *lc);
+/* Does the device at `path` pass lvm.conf's devices/global_filter and devices/filter (LVM2's
+ * "a|REGEX|", "r|REGEX|" lists)? When not, *which says which ("global filter", "filter"). */
+bool lvm2_conf_device_passes(const struct lvm2_conf *lc, const char *path, const char **which);
 /* A setting of the right type ("backup/retain_min"): --config's, else lvm.conf's; false (or
  * NULL, and for an empty string) when neither sets it. */
 bool lvm2_conf_int(const struct lvm2_conf *lc, const char *path, int64_t *out);

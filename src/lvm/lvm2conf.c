@@ -6,6 +6,7 @@
  * parser reports that).
  */
 #include <errno.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,7 @@ void lvm2_conf_load(struct lvm2_conf *lc)
 	if (override_text &&
 	    cfg_parse(override_text, strlen(override_text), "--config", &lc->override))
 		lc->override = NULL;
+	cfg_unfold_paths(&lc->override);
 	ulvm_clear_error(); /* an unreadable configuration only means LVM2's defaults */
 }
 
@@ -126,4 +128,79 @@ const char *lvm2_conf_str(const struct lvm2_conf *lc, const char *path)
 	const struct cfg_node *n = conf_find(lc, path);
 
 	return n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING && n->v.s[0] ? n->v.s : NULL;
+}
+
+/* ---- devices/global_filter and devices/filter ----
+ * LVM2's filters: a list of "a|REGEX|" (accept) and "r|REGEX|" (reject) patterns; any
+ * character may stand where '|' is. Each name of a device (the path given and the file it
+ * resolves to) is tried against the patterns in order, and the first that matches decides
+ * for that name; a device some name of which is accepted, or none of which is rejected,
+ * passes. global_filter is applied first, then filter. */
+
+/* The first pattern of `list` (an array, or one string) that matches `name`: 'a', 'r', or
+ * 0 when none does. */
+static char filter_match(const struct cfg_node *list, const char *name)
+{
+	size_t n = list->kind == CFG_ARRAY ? list->nitems : 1;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct cfg_value *v = list->kind == CFG_ARRAY ? &list->items[i] : &list->v;
+		const char *p = v->type == CFG_STRING ? v->s : NULL, *end;
+		char re_text[4096];
+		regex_t re;
+		int hit;
+
+		if (!p || (p[0] != 'a' && p[0] != 'r') || !p[1] || !(end = strrchr(p + 2, p[1])) ||
+		    (size_t)(end - p - 2) >= sizeof(re_text)) {
+			ulvm_log(ULVM_LOG_WARN, "Invalid filter pattern \"%s\".", p ? p : "");
+			continue;
+		}
+		snprintf(re_text, sizeof(re_text), "%.*s", (int)(end - p - 2), p + 2);
+		if (regcomp(&re, re_text, REG_EXTENDED | REG_NOSUB)) {
+			ulvm_log(ULVM_LOG_WARN, "Invalid filter pattern \"%s\".", p);
+			continue;
+		}
+		hit = !regexec(&re, name, 0, NULL, 0);
+		regfree(&re);
+		if (hit)
+			return p[0];
+	}
+	return 0;
+}
+
+static bool filter_passes(const struct cfg_node *list, const char *const *names, size_t n)
+{
+	bool rejected = false;
+
+	if (!list || (list->kind != CFG_ARRAY && list->kind != CFG_ASSIGN))
+		return true;
+	for (size_t i = 0; i < n; i++) {
+		char m = filter_match(list, names[i]);
+		if (m == 'a')
+			return true;
+		rejected |= m == 'r';
+	}
+	return !rejected;
+}
+
+bool lvm2_conf_device_passes(const struct lvm2_conf *lc, const char *path, const char **which)
+{
+	char *real = realpath(path, NULL);
+	const char *names[2] = {path, real};
+	size_t n = real && strcmp(real, path) ? 2 : 1;
+	bool ok = true;
+
+	if (which)
+		*which = NULL;
+	if (!filter_passes(conf_find(lc, "devices/global_filter"), names, n)) {
+		ok = false;
+		if (which)
+			*which = "global filter";
+	} else if (!filter_passes(conf_find(lc, "devices/filter"), names, n)) {
+		ok = false;
+		if (which)
+			*which = "filter";
+	}
+	free(real);
+	return ok;
 }

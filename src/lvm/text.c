@@ -1086,3 +1086,62 @@ int cfg_print(const struct cfg_tree *t, enum cfg_style style, struct strbuf *out
 	free(stack);
 	return out->oom ? -ENOMEM : 0;
 }
+
+/* The section `name` (len bytes) under `parent` (NULL: the top) of `t`, made when there is
+ * none. */
+static struct cfg_node *section_of(struct cfg_tree *t, struct cfg_node *parent, const char *name,
+                                   size_t len)
+{
+	char key[256];
+
+	for (struct cfg_node *c = parent ? parent->child : t->top.child; c; c = c->next)
+		if (c->kind == CFG_SECTION && strlen(c->key) == len && !strncmp(c->key, name, len))
+			return c;
+	snprintf(key, sizeof(key), "%.*s", (int)len, name);
+	return cfg_add_section(t, parent, key);
+}
+
+static int unfold_into(struct cfg_tree *t, struct cfg_node *parent, const struct cfg_node *n)
+{
+	const char *key = n->key ? n->key : "", *slash;
+	struct cfg_node *copy;
+	int r;
+
+	while ((slash = strchr(key, '/'))) {
+		if (slash > key && !(parent = section_of(t, parent, key, (size_t)(slash - key))))
+			return -ENOMEM;
+		key = slash + 1;
+	}
+	if (n->kind == CFG_SECTION) {
+		struct cfg_node *s = section_of(t, parent, key, strlen(key));
+		if (!s)
+			return -ENOMEM;
+		for (const struct cfg_node *c = n->child; c; c = c->next)
+			if ((r = unfold_into(t, s, c)))
+				return r;
+		return 0;
+	}
+	if (!(copy = cfg_copy(t, parent, n)) || !(copy->key = cfg_strdup(t, key)))
+		return -ENOMEM;
+	return 0;
+}
+
+int cfg_unfold_paths(struct cfg_tree **tree)
+{
+	struct cfg_tree *t;
+	int r = 0;
+
+	if (!*tree)
+		return 0;
+	if (!(t = cfg_tree_new()))
+		return ulvm_error(-ENOMEM, "out of memory");
+	for (const struct cfg_node *c = (*tree)->top.child; c && !r; c = c->next)
+		r = unfold_into(t, NULL, c);
+	if (r) {
+		cfg_tree_free(t);
+		return ulvm_error(r, "out of memory");
+	}
+	cfg_tree_free(*tree);
+	*tree = t;
+	return 0;
+}

@@ -80,6 +80,10 @@ int cfg_array_push_int(struct cfg_tree *t, struct cfg_node *arr, int64_t v);
 struct cfg_node *cfg_copy(struct cfg_tree *t, struct cfg_node *parent, const struct cfg_node *src);
 const char *cfg_strdup(struct cfg_tree *t, const char *s);
 
+/* --config's "backup/archive=0": keys that are paths unfolded into their sections (merged
+ * with sections of the same name), as LVM2 reads them; `*tree` is replaced (NULL stays). */
+int cfg_unfold_paths(struct cfg_tree **tree);
+
 /* Lookups among the direct children of `sec` (NULL = top level of t). */
 struct cfg_node *cfg_find(const struct cfg_tree *t, const struct cfg_node *sec, const char *key);
 
