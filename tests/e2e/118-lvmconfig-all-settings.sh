@@ -131,8 +131,8 @@ for args in "" "--type full" "--type missing"; do
 		"$("$ULVM" lvmconfig $args --withcomments 2>/dev/null | facts_c)" "lvmconfig $args --withcomments (read)"
 done
 # ulvm's own words: a setting ulvm ignores says so, one it honours says what it does
-c=$("$ULVM" lvmconfig --type default --withcomments devices/filter)
-assert_match "ignore" "$c" "devices/filter: ulvm says it ignores it"
+c=$("$ULVM" lvmconfig --type default --withcomments devices/scan)
+assert_match "ignore" "$c" "devices/scan: ulvm says it ignores it"
 c=$("$ULVM" lvmconfig --type default --withcomments activation/polling_interval)
 assert_match "ulvm honours it" "$c" "activation/polling_interval: honoured"
 assert_nomatch "ignore" "$c" "activation/polling_interval: honoured"
