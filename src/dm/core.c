@@ -362,7 +362,8 @@ static struct dm_child *get_child(struct dm_dev *md, struct dm_split *s, enum io
 	                         .len = len,
 	                         .buf = buf,
 	                         .done = child_done,
-	                         .private = s};
+	                         .private = s,
+	                         .group = s};
 	s->pending++;
 	return c;
 }

@@ -67,16 +67,20 @@ struct io_engine {
 	bool no_rwf_dsync;                 /* pwritev2(RWF_DSYNC) unsupported: pwrite+fdatasync */
 	uint64_t piece_bytes;              /* larger READ/WRITEs go down in pieces (io_uring) */
 	void *zero_buf;                    /* last-resort WRITE_ZEROES, allocated on first use */
+	bool faulty;                       /* bdev_fault_armed(), as issue() found it */
 #ifdef HAVE_LIBURING
 	struct {
 		uint64_t dev; /* bdev.dev: the file's identity */
 		bool valid, in_memory;
 	} fs_memo[FS_MEMO];
 	bool have_ring;
+	bool ring_usable;       /* have_ring, and the method is not SYNC */
 	int event_fd;           /* io_engine_event_fd(): -1 until asked for */
 	unsigned ring_inflight; /* SQEs prepared whose CQE is not yet reaped */
-	unsigned ring_pieces;   /* of those, pieces of requests in pieces */
-	unsigned ring_split;    /* requests in pieces, from their first piece to their end */
+	/* Of those, how many belong to wait_group (ring_group_in): when that is all of them, a
+	 * poll that waits waits for all, since the request above them needs every one. */
+	const void *wait_group;
+	unsigned ring_in_group;
 	struct io_uring ring;
 #endif
 };
@@ -367,7 +371,7 @@ static int sync_exec(struct io_engine *e, struct io_req *req)
 {
 	struct bdev *bd = req->bd;
 
-	if (__builtin_expect(bdev_fault_armed(), 0))
+	if (__builtin_expect(e->faulty, 0))
 		return faulty_exec(req);
 
 	switch (req->op) {
@@ -419,16 +423,6 @@ static bool memo_in_memory(struct io_engine *e, const struct bdev *bd)
 	return e->fs_memo[i].in_memory;
 }
 
-/* AUTO: io_uring for block devices and O_DIRECT files on disk file systems. */
-static bool use_ring(struct io_engine *e, const struct bdev *bd)
-{
-	if (!e->have_ring || e->method == IO_METHOD_SYNC || bdev_fault_armed())
-		return false;
-	if (e->method == IO_METHOD_URING)
-		return true;
-	return bd->direct && (bd->is_blockdev || !memo_in_memory(e, bd));
-}
-
 /* Block devices have no io_uring op for discard and zeroout in liburing 2.3: their
  * requests run synchronously (ioctl) at poll time. */
 static bool ring_op(const struct io_req *req)
@@ -445,15 +439,48 @@ static bool in_pieces(const struct io_engine *e, const struct io_req *req)
 	       !req->engine_whole && req->len > e->piece_bytes;
 }
 
-/* The ring for `req`: what use_ring says for its device, and for a page-cache device also a
- * request that goes down in pieces (the kernel's workers copy them in parallel; a small one
- * stays with pread, which is the faster there). */
+/* The ring for `req` (called for every request at every issue: cheap): io_uring for block
+ * devices and O_DIRECT files on disk file systems (AUTO), everything (URING); and for a
+ * page-cache device a request that goes down in pieces (the kernel's workers copy them in
+ * parallel; a small one stays with pread, which is the faster there). Never while a fault is
+ * armed (e->faulty). */
 static bool ring_for(struct io_engine *e, const struct io_req *req)
 {
-	if (use_ring(e, req->bd))
+	const struct bdev *bd = req->bd;
+
+	if (!e->ring_usable || e->faulty)
+		return false;
+	if (e->method == IO_METHOD_URING)
 		return ring_op(req);
-	return e->have_ring && e->method != IO_METHOD_SYNC && !req->bd->direct &&
-	       in_pieces(e, req) && !bdev_fault_armed();
+	if (!bd->direct)
+		return in_pieces(e, req);
+	return (bd->is_blockdev || !memo_in_memory(e, bd)) && ring_op(req);
+}
+
+/* The group of an SQE for `req`: the request above it (io_req.group), else for a piece the
+ * request itself. */
+static inline const void *sqe_group(const struct io_req *req, bool piece)
+{
+	return req->group ? req->group : piece ? req : NULL;
+}
+
+/* An SQE of `group` goes into the ring. A new group is followed once the ring holds none of
+ * the old one; ring_in_group never counts more than the ring holds of wait_group (an SQE
+ * that was not counted may uncount one that was, which only makes the count smaller). */
+static inline void ring_in(struct io_engine *e, const void *group)
+{
+	e->ring_inflight++;
+	if (!e->ring_in_group)
+		e->wait_group = group;
+	if (group && group == e->wait_group)
+		e->ring_in_group++;
+}
+
+static inline void ring_out(struct io_engine *e, const void *group)
+{
+	e->ring_inflight--;
+	if (group && group == e->wait_group && e->ring_in_group)
+		e->ring_in_group--;
 }
 
 /* user_data of a piece's SQE: the request's address with this bit set (requests are
@@ -482,12 +509,9 @@ static bool ring_prep_piece(struct io_engine *e, struct io_req *req)
 	if (!req->bd->direct)
 		sqe->flags |= IOSQE_ASYNC;
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)req | PIECE_TAG);
-	if (!at)
-		e->ring_split++;
-	e->ring_pieces++;
 	req->engine_issued += n;
 	req->engine_pieces++;
-	e->ring_inflight++;
+	ring_in(e, sqe_group(req, true));
 	return true;
 }
 
@@ -497,8 +521,7 @@ static bool ring_prep_piece(struct io_engine *e, struct io_req *req)
  * the buffer is the same until the request completes). */
 static void piece_done(struct io_engine *e, struct io_req *req, int res)
 {
-	e->ring_inflight--;
-	e->ring_pieces--;
+	ring_out(e, sqe_group(req, true));
 	req->engine_pieces--;
 	if (res > 0)
 		req->engine_token += (uint64_t)res;
@@ -506,7 +529,6 @@ static void piece_done(struct io_engine *e, struct io_req *req, int res)
 		req->engine_error = res;
 	if (req->engine_pieces || req->engine_issued < req->len)
 		return; /* pieces still in flight, or still to issue (it is queued) */
-	e->ring_split--;
 	if (req->engine_error || req->engine_token == req->len) {
 		finish(e, req, req->engine_error);
 		return;
@@ -566,14 +588,14 @@ static bool ring_prep(struct io_engine *e, struct io_req *req)
 		break;
 	}
 	io_uring_sqe_set_data(sqe, req);
-	e->ring_inflight++;
+	ring_in(e, sqe_group(req, false));
 	return true;
 }
 
 /* A CQE for `req` with result `res`. */
 static void ring_done(struct io_engine *e, struct io_req *req, int res)
 {
-	e->ring_inflight--;
+	ring_out(e, sqe_group(req, false));
 	if (res == -EINTR || res == -EAGAIN) {
 		queue_push_front(e, req); /* again, from where it stopped */
 		return;
@@ -649,6 +671,7 @@ static int ring_init(struct io_engine *e)
 	/* Never more in flight than the completion queue holds. */
 	e->depth = MIN(e->depth, MIN(p.sq_entries, p.cq_entries));
 	e->have_ring = true;
+	e->ring_usable = e->method != IO_METHOD_SYNC;
 	return 0;
 }
 #endif
@@ -662,6 +685,7 @@ static void issue(struct io_engine *e, bool run_sync)
 {
 	struct io_req **pp = &e->q_head;
 
+	e->faulty = bdev_fault_armed();
 	while (*pp) {
 		struct io_req *req = *pp;
 
@@ -930,8 +954,9 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 			/* Never sleep in the kernel while deferred work waits. */
 			if (have < min_complete && !e->w_head)
 				wait = MIN(min_complete - have, e->ring_inflight);
-			/* All in the ring are pieces of one request: it needs every one. */
-			if (wait && e->ring_split == 1 && e->ring_pieces == e->ring_inflight)
+			/* All in the ring are parts of one request (pieces of one, or one
+			 * group): it needs every one. */
+			if (wait && e->ring_in_group == e->ring_inflight)
 				wait = e->ring_inflight;
 			r = io_uring_submit_and_wait(&e->ring, wait);
 			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
@@ -944,8 +969,12 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 			break;
 	}
 #ifdef HAVE_LIBURING
-	/* Requests the callbacks submitted start now, not at the next poll. */
-	if (e->q_head && e->have_ring && !err) {
+	/* Requests the callbacks submitted start now, not at the next poll, for a caller that
+	 * did not wait (an event loop, which may do other work or sleep on the eventfd next).
+	 * A caller that waited polls again to collect them: its next poll submits them and
+	 * waits in the same io_uring_enter, one call per request at queue depth 1 where this
+	 * would make two. */
+	if (!min_complete && e->q_head && e->have_ring && !err) {
 		issue(e, false);
 		if (io_uring_sq_ready(&e->ring))
 			io_uring_submit(&e->ring);

@@ -74,14 +74,19 @@ struct io_req {
 	 * private here until the request completes (dm/core.c); NULL when no device does. */
 	io_done_fn upper_done;
 	void *upper_private;
+	/* The request above that this one is a part of (dm: the split whose pieces these are),
+	 * NULL for none. Only a hint: when everything in the ring belongs to one group, a poll
+	 * that waits waits for all of it at once (the request above needs every part) instead
+	 * of entering the kernel once per part. */
+	const void *group;
 	struct io_req *next;   /* queue link, owned by whoever holds the request */
 	struct bdev *bd;       /* engine: target device */
 	uint64_t engine_token; /* engine: private */
 	/* engine: a large READ/WRITE going down in pieces that are in flight together */
 	uint64_t engine_issued; /* bytes handed to the kernel */
-	unsigned engine_pieces; /* pieces in flight */
-	int engine_error;       /* the first piece's error */
+	uint16_t engine_pieces; /* pieces in flight (at most the ring's depth, MAX_DEPTH) */
 	bool engine_whole;      /* a piece came back short: the request goes again unsplit */
+	int engine_error;       /* the first piece's error */
 };
 
 enum io_method { IO_METHOD_AUTO, IO_METHOD_URING, IO_METHOD_SYNC };
@@ -131,7 +136,9 @@ void io_engine_cancel_work(struct io_engine *e, struct io_work *w);
 
 /* Submit everything queued, then reap completions until at least `min_complete` requests
  * have finished (0: only what is already done). Runs their callbacks. Returns the number
- * completed, or -errno. */
+ * completed, or -errno. With min_complete 0, what the callbacks submitted is handed to the
+ * kernel before it returns; otherwise it stays queued (io_engine_has_queued) until the next
+ * poll, which submits it and waits in one system call: a caller that waits polls again. */
 int io_engine_poll(struct io_engine *e, unsigned min_complete);
 
 /* An eventfd that becomes readable when io_uring completions arrive (read it to reset), for

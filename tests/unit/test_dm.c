@@ -460,6 +460,149 @@ static void test_striped_merge_vectors(void **state)
 	free(back);
 }
 
+/* ---- the parts of a striped request ----------------------------------------------------------
+ *
+ * `rec <dev>`: linear onto <dev> from 0, counting what its map sees (FLUSH comes through map
+ * too), so that a striped table over two of them shows what each stripe is sent. */
+
+struct rec_c {
+	struct dm_lower *lower;
+	unsigned reqs, fua, flushes;
+	uint64_t bytes;
+};
+
+static struct rec_c *rec_last; /* the one made last */
+
+static int rec_ctr(struct dm_target *ti, unsigned argc, char **argv)
+{
+	struct rec_c *rc = calloc(1, sizeof(*rc));
+	int r;
+
+	assert_non_null(rc);
+	if (argc != 1 || (r = dm_get_lower(ti, argv[0], &rc->lower))) {
+		free(rc);
+		return -EINVAL;
+	}
+	ti->private = rc;
+	ti->num_flush_bios = 1;
+	rec_last = rc;
+	return 0;
+}
+
+static void rec_dtr(struct dm_target *ti)
+{
+	free(ti->private);
+}
+
+static enum dm_map_result rec_map(struct dm_target *ti, struct io_req *req, struct dm_lower **lower)
+{
+	struct rec_c *rc = ti->private;
+
+	if (req->op == IO_OP_FLUSH) {
+		rc->flushes++;
+	} else {
+		rc->reqs++;
+		rc->bytes += req->len;
+		rc->fua += !!(req->flags & IO_FUA);
+	}
+	*lower = rc->lower;
+	return DM_MAPIO_REMAPPED;
+}
+
+static const struct dm_target_type rec_target = {
+    .name = "rec", .ctr = rec_ctr, .dtr = rec_dtr, .map = rec_map};
+
+/* A striped request over files: one waiting poll completes it (its pieces are one group in
+ * the engine: it waits for all of them in one call, not for each). FUA reaches every piece
+ * and FLUSH every stripe, each once; the parent completes once. A stripe whose file ends
+ * early (a short transfer, then nothing) fails the request with -EIO, once, and the other
+ * stripe's pieces land; so does an error on one stripe's piece of a FUA write. */
+static void test_striped_parts(void **state)
+{
+	struct env *v = *state;
+	char a[256], b[256], ta[64], tb[64];
+	uint8_t *data = xbuf(MIB), *back = xbuf(MIB);
+	struct rec_c *ra, *rb;
+	struct dm_dev *md;
+	struct treq t;
+	int r = dm_register_target(&rec_target);
+
+	assert_true(r == 0 || r == -EEXIST);
+	mkfile(v, "a", 2 * MIB, a, sizeof(a));
+	mkfile(v, "b", 2 * MIB, b, sizeof(b));
+	fill_random(data, MIB);
+	md = create_dev(v->r, "s", "0 4096 striped 2 128 %s 0 %s 0", a, b);
+	for (enum io_op op = IO_OP_READ; op <= IO_OP_WRITE; op++) {
+		treq_init(&t, op, 0, MIB, op == IO_OP_WRITE ? data : back);
+		dm_submit(md, &t.req);
+		assert_true(io_engine_poll(v->e, 1) >= 1);
+		assert_int_equal(t.calls, 1);
+		assert_int_equal(t.result, 0);
+		assert_int_equal(io_engine_inflight(v->e), 0);
+	}
+	assert_int_equal(do_io(v, md, IO_OP_READ, 0, MIB, back, 0), 0);
+	assert_memory_equal(back, data, MIB);
+
+	/* The file of stripe 1 ends inside the request's part there. */
+	assert_int_equal(truncate(b, MIB / 4 + 4096), 0);
+	fill_random(data, MIB);
+	assert_int_equal(do_io(v, md, IO_OP_READ, 0, MIB, back, 0), -EIO);
+	assert_int_equal(do_io(v, md, IO_OP_WRITE, 0, MIB, data, IO_FUA), 0); /* files grow */
+	assert_int_equal(truncate(b, MIB / 4 + 4096), 0);
+	memset(back, 0, MIB);
+	assert_int_equal(do_io(v, md, IO_OP_READ, 0, MIB, back, 0), -EIO);
+	for (unsigned k = 0; k < 16; k += 2) {
+		read_file(a, back, 65536, k / 2 * 65536);
+		assert_memory_equal(back, data + k * 65536, 65536);
+	}
+	assert_int_equal(truncate(b, 2 * MIB), 0);
+	assert_int_equal(dm_remove(v->r, "s"), 0);
+
+	/* Over two recording devices: 8 pieces each, all FUA; one FLUSH each. */
+	create_dev(v->r, "ra", "0 4096 rec %s", a);
+	ra = rec_last;
+	create_dev(v->r, "rb", "0 4096 rec %s", b);
+	rb = rec_last;
+	md = create_dev(v->r, "sr", "0 8192 striped 2 128 ra 0 rb 0");
+	fill_random(data, MIB);
+	assert_int_equal(do_io(v, md, IO_OP_WRITE, MIB, MIB, data, IO_FUA), 0);
+	assert_int_equal(ra->reqs, 8);
+	assert_int_equal(rb->reqs, 8);
+	assert_int_equal(ra->fua, 8);
+	assert_int_equal(rb->fua, 8);
+	assert_int_equal(ra->bytes + rb->bytes, MIB);
+	for (unsigned k = 0; k < 16; k++) {
+		read_file(k % 2 ? b : a, back, 65536, (8 + k / 2) * 65536);
+		assert_memory_equal(back, data + k * 65536, 65536);
+	}
+	assert_int_equal(do_io(v, md, IO_OP_FLUSH, 0, 0, NULL, 0), 0);
+	assert_int_equal(ra->flushes, 1);
+	assert_int_equal(rb->flushes, 1);
+	assert_int_equal(do_io(v, md, IO_OP_WRITE, 0, 65536, data, 0), 0);
+	assert_int_equal(ra->fua, 8); /* a write without FUA stays without */
+	assert_int_equal(dm_remove(v->r, "sr"), 0);
+
+	/* One stripe an error device under a FUA write: -EIO once, stripe 0 written. */
+	snprintf(ta, sizeof(ta), "0 4096 error");
+	create_dev(v->r, "bad", "%s", ta);
+	snprintf(tb, sizeof(tb), "ra 0 bad 0");
+	md = create_dev(v->r, "sb", "0 8192 striped 2 128 %s", tb);
+	fill_random(data, MIB);
+	ra->fua = 0;
+	assert_int_equal(do_io(v, md, IO_OP_WRITE, 0, MIB, data, IO_FUA), -EIO);
+	assert_int_equal(ra->fua, 8);
+	for (unsigned k = 0; k < 16; k += 2) {
+		read_file(a, back, 65536, k / 2 * 65536);
+		assert_memory_equal(back, data + k * 65536, 65536);
+	}
+	assert_int_equal(dm_remove(v->r, "sb"), 0);
+	assert_int_equal(dm_remove(v->r, "bad"), 0);
+	assert_int_equal(dm_remove(v->r, "rb"), 0);
+	assert_int_equal(dm_remove(v->r, "ra"), 0);
+	free(data);
+	free(back);
+}
+
 /* Many requests crossing target and chunk boundaries, all in flight at once: each
  * completes exactly once, with the right data. */
 static void test_split_in_flight(void **state)
@@ -1302,6 +1445,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_striped_layout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_striped_merge, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_striped_merge_vectors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_striped_parts, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_split_in_flight, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_random_ext4, setup, teardown),
 	    cmocka_unit_test(test_random_tmpfs),

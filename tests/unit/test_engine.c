@@ -465,6 +465,96 @@ static void test_callback_submits(void **state)
 	assert_int_equal(io_engine_inflight(env->e), 0);
 }
 
+/* What a callback submits when its poll was asked to wait stays queued for the next poll,
+ * which hands it to the kernel and waits for it in one go; when the poll was not asked to
+ * wait (an event loop's), it goes to the kernel before the poll returns. On the synchronous
+ * method a request always runs at the next poll. Either way it completes there. */
+static void test_waiting_poll(void **state)
+{
+	struct env *env = *state;
+	bool ring = io_engine_method(env->e, env->bd) == IO_METHOD_URING;
+	struct treq t;
+
+	for (unsigned min = 1; min-- > 0;) {
+		prep(&t, env, IO_OP_READ, 0, 4096, env->bufs);
+		t.req.done = chain_done;
+		io_engine_submit(env->e, env->bd, &t.req);
+		while (!t.calls)
+			assert_true(io_engine_poll(env->e, min) >= 0);
+		assert_int_equal(t.calls, 1);
+		assert_int_equal(io_engine_inflight(env->e), 1);
+		/* min 1: queued; min 0: in the ring (on io_uring), not queued. */
+		assert_int_equal(io_engine_has_queued(env->e), min || !ring);
+		while (t.calls < 3)
+			assert_true(io_engine_poll(env->e, 1) >= 1);
+		assert_memory_equal(env->bufs, env->ref + 2 * 4096, 4096);
+		while (t.calls < CHAIN)
+			assert_true(io_engine_poll(env->e, 1) >= 1);
+		assert_int_equal(t.result, 0);
+		assert_int_equal(io_engine_inflight(env->e), 0);
+		assert_false(io_engine_has_queued(env->e));
+	}
+}
+
+/* Requests of one group (the parts of one request above, as dm's splits mark theirs): a
+ * poll waiting for one completion waits for the whole group when that is all it has in
+ * flight, and runs every part's callback; parts that fail (the file shrank under them) fail
+ * alone. With two groups in flight every request still completes once. */
+static void test_group(void **state)
+{
+	struct env *env = *state;
+	uint8_t *buf = env->bufs;
+	int group_a, group_b;
+	struct treq t[4];
+
+	for (int round = 0; round < 3; round++) {
+		prep(&t[0], env, IO_OP_READ, 0, 65536, buf);
+		prep(&t[1], env, IO_OP_READ, 1u << 20, 65536, buf + 65536);
+		prep(&t[2], env, IO_OP_READ, 2u << 20, 4096, buf + 2 * 65536);
+		for (int i = 0; i < 3; i++)
+			t[i].req.group = &group_a;
+		if (round == 1) /* the file shrinks under a part: it reads nothing, -EIO */
+			assert_int_equal(truncate(env->path, 1u << 20), 0);
+		for (int i = 0; i < 3; i++)
+			io_engine_submit(env->e, env->bd, &t[i].req);
+		assert_int_equal(io_engine_poll(env->e, 1), 3);
+		if (round == 1)
+			assert_int_equal(truncate(env->path, DEV_SIZE), 0);
+		for (int i = 0; i < 3; i++) {
+			assert_int_equal(t[i].calls, 1);
+			assert_int_equal(t[i].result, round == 1 && i > 0 ? -EIO : 0);
+		}
+		assert_memory_equal(buf, env->ref, 65536);
+		if (round == 1) { /* what was cut off is gone: put it back */
+			assert_int_equal(bdev_write(env->bd, env->ref + (1u << 20),
+			                            DEV_SIZE - (1u << 20), 1u << 20),
+			                 0);
+			continue;
+		}
+		assert_memory_equal(buf + 65536, env->ref + (1u << 20), 65536);
+		assert_memory_equal(buf + 2 * 65536, env->ref + (2u << 20), 4096);
+		assert_int_equal(io_engine_inflight(env->e), 0);
+	}
+	/* Two groups in flight: every request still completes once. */
+	for (int i = 0; i < 4; i++) {
+		prep(&t[i], env, i % 2 ? IO_OP_WRITE : IO_OP_READ, (uint64_t)i << 20, 8192,
+		     buf + (size_t)i * 8192);
+		t[i].req.group = i < 2 ? (void *)&group_a : (void *)&group_b;
+		if (t[i].req.op == IO_OP_WRITE) {
+			memcpy(buf + (size_t)i * 8192, env->ref + ((size_t)i << 20), 8192);
+			t[i].req.flags = IO_FUA;
+		}
+		io_engine_submit(env->e, env->bd, &t[i].req);
+	}
+	while (io_engine_inflight(env->e))
+		assert_true(io_engine_poll(env->e, 1) >= 1);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(t[i].calls, 1);
+		assert_int_equal(t[i].result, 0);
+	}
+	assert_memory_equal(buf + 2 * 8192, env->ref + (2u << 20), 8192);
+}
+
 static void complete_again(struct io_req *req, int result)
 {
 	struct treq *t = req->private;
@@ -905,6 +995,9 @@ static const struct config configs[] = {
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_callback_submits, setup, teardown,       \
 	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_waiting_poll, setup, teardown,           \
+	                                             (void *)cfg),                                 \
+	    cmocka_unit_test_prestate_setup_teardown(test_group, setup, teardown, (void *)cfg),    \
 	    cmocka_unit_test_prestate_setup_teardown(test_complete_runs_at_poll, setup, teardown,  \
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_read_only, setup, teardown,              \
