@@ -209,14 +209,22 @@ class Workspace:
     def cell(self, *args, preexec=None, env=None):
         """One `ulvm bench cell` run; returns its JSON result. env: variables added to the
         workspace's (e.g. ULVM_IO_PIECE_BYTES=0, the engine without pieces)."""
-        r = subprocess.run([self.ctx.ulvm, "bench", "cell"] + [str(a) for a in args],
+        return self.cells([], *args, preexec=preexec, env=env)[0]
+
+    def cells(self, targets, *args, preexec=None, env=None):
+        """One `ulvm bench cell` run of several library targets in one process, taking turns
+        in slices (targets: [(option, value)], e.g. [("--raw-under", "vg/lv"), ("--lv",
+        "vg/lv")], or [] when args name the one target); returns their JSON results in the
+        same order."""
+        argv = [str(a) for t in targets for a in t] + [str(a) for a in args]
+        r = subprocess.run([self.ctx.ulvm, "bench", "cell"] + argv,
                            env=dict(self.env, **env) if env else self.env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            text=True, preexec_fn=preexec)
         if r.returncode:
-            raise RuntimeError("ulvm bench cell %s: %s" % (" ".join(map(str, args)),
-                                                           r.stderr.strip()))
-        return json.loads(r.stdout.strip().splitlines()[-1])
+            raise RuntimeError("ulvm bench cell %s: %s" % (" ".join(argv), r.stderr.strip()))
+        lines = r.stdout.strip().splitlines()[-max(1, len(targets)):]
+        return [json.loads(line) for line in lines]
 
     def spawn(self, argv, log, env=None, **kw):
         """A server in the background; stopped (SIGTERM, then SIGKILL) at cleanup."""
@@ -305,6 +313,12 @@ def alternate(rep, items):
     """items in order on even repetitions, reversed on odd ones: drift in machine speed
     then favours neither the baseline nor ulvm."""
     return list(items) if rep % 2 == 0 else list(reversed(items))
+
+
+def slices(secs, slice_s=0.1):
+    """--slices for a cell of several targets that each run `secs`: turns of about slice_s,
+    at least two (so that each target goes first once)."""
+    return max(2, int(round(secs / slice_s)))
 
 
 def throttle_cgroup(ws, path, bytes_per_s):

@@ -3,7 +3,7 @@ the overhead grew with the device's speed. Sequential 1 MiB reads (dd's pattern:
 at a time), raw against a linear LV over the same bytes, on a slow and a fast backing device,
 and a throttled one; with the CPU time per GiB moved, the measure that noise does not hide."""
 
-from .core import Col, Experiment, Ratio, Table, Unavailable, alternate, throttle_cgroup
+from .core import Col, Experiment, Ratio, Table, Unavailable, alternate, slices, throttle_cgroup
 
 THROTTLE = 100 << 20  # bytes/s: the throttled row, a disk of the seed's era
 CPU_BS = ["4k", "16k", "64k", "256k", "1M"]  # the CPU sweep
@@ -40,8 +40,9 @@ class Seed001(Experiment):
                       higher_is_better=False)]
         return [Table("seed001", self.title, self.rows(ctx), cols,
                       "`ulvm bench cell --rw read --bs 1M --qd 1`: the library's engine on the "
-                      "LV and on the PV file at the LV's offset (`--raw-under`), the two "
-                      "alternating; throughput, and user+system CPU time from getrusage per "
+                      "LV and on the PV file at the LV's offset (`--raw-under`), both in one "
+                      "process taking turns of ~0.1 s (the first alternating per repetition), "
+                      "so that the machine's load falls on both alike; throughput, and user+system CPU time from getrusage per "
                       "GiB read. Disk files are opened O_DIRECT (the engine's choice), tmpfs "
                       "through its page cache; the throttled row runs the same cells inside a "
                       "cgroup with an I/O limit on the disk.",
@@ -53,7 +54,8 @@ class Seed001(Experiment):
                       "sequential reads (seed 001)", [(b, b) for b in CPU_BS],
                       self.cpu_cols(ctx),
                       "`ulvm bench cell --rw read --qd 1 --bs BS` on the LV and on the PV file "
-                      "at the LV's offset (`--raw-under`), alternating, on each backing device; "
+                      "at the LV's offset (`--raw-under`), in one process taking turns of ~0.1 s, "
+                      "on each backing device; "
                       "user+system CPU time from getrusage per GiB read, and throughput. The "
                       "added CPU per request is what the LV costs; the kernel's share is the "
                       "same for both.",
@@ -78,7 +80,8 @@ class Seed001(Experiment):
                       "the engine splitting each request into 2 MiB pieces in flight together "
                       "(io_uring; on tmpfs the kernel's workers copy them in parallel), and "
                       "the LV once more with ULVM_IO_PIECE_BYTES=0 (one read call or one SQE "
-                      "per request), the three alternating.",
+                      "per request; a process of its own, since the engine reads the variable when "
+                      "it starts), alternating with the raw and LV pair.",
                       seed="qemu spreads one large request over its workers; does ulvm?",
                       plot={"kind": "bars", "cols": ["lv_raw", "pieces_whole"],
                             "ylabel": "ratio", "ref": 1.0})]
@@ -143,19 +146,15 @@ class Seed001(Experiment):
                 t.row_unavailable("throttled", str(e))
                 rows.remove("throttled")
         media = [m for m, _ in self.media(ctx)]
-        ctx.progress.begin(self.name, len(rows) * 2 * reps + len(media) * (
+        ctx.progress.begin(self.name, len(rows) * reps + len(media) * (
             len(CPU_BS) + len(LARGE_BS)) * ctx.reps(3, 2), self.estimate(ctx))
         for rep in range(reps):
             for rk in rows:
                 lv = lvs["disk" if rk == "throttled" else rk]
                 pre = enter if rk == "throttled" else None
-                for target in alternate(rep, ("raw", "lv")):
-                    ctx.progress.step("%s %s, repetition %d" % (rk, target, rep + 1))
-                    which = "--raw-under" if target == "raw" else "--lv"
-                    r = ws.cell(which, "bench1/" + lv, "--rw", "read", "--bs", "1M", "--qd",
-                                "1", "--seconds", secs, preexec=pre)
-                    t.add(rk, target, r["mib_s"], rep)
-                    t.add(rk, target + "_cpu", r["cpu_s_per_gib"], rep)
+                ctx.progress.step("%s raw and LV, repetition %d" % (rk, rep + 1))
+                self.pair(ws, t, rk, "", lv, rep, ["--rw", "read", "--bs", "1M", "--qd", "1"],
+                          secs, preexec=pre)
         self.cpu_sweep(ctx, ws, tables[1], lvs, media)
         self.large(ctx, ws, tables[2], lvs, media, secs)
         if "throttled" in rows:
@@ -166,18 +165,27 @@ class Seed001(Experiment):
                                                                          THROTTLE >> 20))
         t.status = "ok"
 
+    @staticmethod
+    def pair(ws, t, row, prefix, lv, rep, args, secs, preexec=None):
+        """raw (the PV file at the LV's offset) and the LV in one process, taking turns in
+        slices, the first of them alternating per repetition; into columns prefix + raw|lv
+        and prefix + raw_cpu|lv_cpu of `row`."""
+        names = alternate(rep, ("raw", "lv"))
+        res = ws.cells([("--raw-under" if n == "raw" else "--lv", "bench1/" + lv)
+                        for n in names], *args, "--seconds", secs, "--slices", slices(secs),
+                       preexec=preexec)
+        for n, r in zip(names, res):
+            t.add(row, prefix + n, r["mib_s"], rep)
+            t.add(row, prefix + n + "_cpu", r["cpu_s_per_gib"], rep)
+
     def cpu_sweep(self, ctx, ws, t, lvs, media):
         secs = self.small_secs(ctx)
         for rep in range(ctx.reps(3, 2)):
             for b in CPU_BS:
                 for m in media:
                     ctx.progress.step("CPU sweep, %s %s reads, repetition %d" % (m, b, rep + 1))
-                    for target in alternate(rep, ("raw", "lv")):
-                        which = "--raw-under" if target == "raw" else "--lv"
-                        r = ws.cell(which, "bench1/" + lvs[m], "--rw", "read", "--bs", b,
-                                    "--qd", "1", "--seconds", secs)
-                        t.add(b, "%s_%s_cpu" % (m, target), r["cpu_s_per_gib"], rep)
-                        t.add(b, "%s_%s" % (m, target), r["mib_s"], rep)
+                    self.pair(ws, t, b, m + "_", lvs[m], rep,
+                              ["--rw", "read", "--bs", b, "--qd", "1"], secs)
         t.status = "ok"
 
     def large(self, ctx, ws, t, lvs, media, secs):
@@ -186,11 +194,13 @@ class Seed001(Experiment):
                 for m in media:
                     rk = "%s-%s" % (m, b.lower())
                     ctx.progress.step("large reads, %s, repetition %d" % (rk, rep + 1))
-                    for target in alternate(rep, ("raw", "lv", "whole")):
-                        which = "--raw-under" if target == "raw" else "--lv"
-                        r = ws.cell(which, "bench1/" + lvs[m], "--rw", "read", "--bs", b,
-                                    "--qd", "1", "--seconds", secs,
-                                    env=WHOLE if target == "whole" else None)
-                        t.add(rk, target, r["mib_s"], rep)
-                        t.add(rk, target + "_cpu", r["cpu_s_per_gib"], rep)
+                    args = ["--rw", "read", "--bs", b, "--qd", "1"]
+                    for part in alternate(rep, ("pair", "whole")):
+                        if part == "pair":
+                            self.pair(ws, t, rk, "", lvs[m], rep, args, secs)
+                            continue
+                        r = ws.cell("--lv", "bench1/" + lvs[m], *args, "--seconds", secs,
+                                    env=WHOLE)
+                        t.add(rk, "whole", r["mib_s"], rep)
+                        t.add(rk, "whole_cpu", r["cpu_s_per_gib"], rep)
         t.status = "ok"

@@ -8,7 +8,7 @@ device."""
 import os
 
 from .core import (Col, Experiment, Ratio, Table, Unavailable, alternate, fio_jobs, need_tools,
-                   wait_for)
+                   slices, wait_for)
 
 STRIPES = ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k"]
 # (column, label, unit, cell arguments, result field)
@@ -56,8 +56,9 @@ class Seed002(Experiment):
                       "`ulvm bench cell` with the workloads above on three targets over the "
                       "same kind of device: the PV file at a linear LV's offset "
                       "(`--raw-under`), that linear LV, and an LV striped 2 x 64 KiB over two "
-                      "files of that device (each file the size of the raw one); the three "
-                      "alternating per repetition. Throughput, and user+system CPU time from "
+                      "files of that device (each file the size of the raw one); the three in "
+                      "one process taking turns of ~0.1 s, so that the machine's load falls on "
+                      "all alike, the first alternating per repetition. Throughput, and user+system CPU time from "
                       "getrusage per GiB moved: a striped 1 MiB request goes down as one "
                       "vectored request per stripe.",
                       seed="the seed's striped LV was slower than the linear one; is it the "
@@ -164,9 +165,10 @@ class Seed002(Experiment):
             for m, _ in self.media(ctx):
                 for key, label, _, args, _ in WORK:
                     ctx.progress.step("LV vs raw, %s %s, repetition %d" % (m, label, rep + 1))
-                    for col, how, lv in alternate(rep, targets):
-                        r = ws.cell(how, "bench2/ov-%s-%s" % (m, lv), "--seconds", secs,
-                                    *args)
+                    order = alternate(rep, targets)
+                    res = ws.cells([(how, "bench2/ov-%s-%s" % (m, lv)) for _, how, lv in order],
+                                   "--seconds", secs, "--slices", slices(secs), *args)
+                    for (col, _, _), r in zip(order, res):
                         t.add("%s-%s" % (m, key), col, r["mib_s"], rep)
                         t.add("%s-%s" % (m, key), col + "_cpu", r["cpu_s_per_gib"], rep)
         t.status = "ok"

@@ -7,7 +7,7 @@ same file, buffered and O_DIRECT, three ways: through the library, through the N
 import os
 
 from .core import (Col, Experiment, Ratio, Table, Unavailable, alternate, fio_jobs,
-                   need_root, need_tools, wait_for)
+                   need_root, need_tools, slices, wait_for)
 
 BS = ["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]
 GLIBC_TUNED = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824"
@@ -40,7 +40,9 @@ class Seed003(Experiment):
             Table("seed003", "Block-size sweep through the library (seed 003)", rows,
                   columns("raw", "LV"),
                   "`ulvm bench cell --rw read --qd 1 --bs BS`, the LV against the PV file at "
-                  "the LV's offset, alternating. The library picks the I/O mode by backing: "
+                  "the LV's offset, both in one process taking turns of ~0.1 s (the first "
+                  "alternating per repetition), so that the machine's load falls on both "
+                  "alike. The library picks the I/O mode by backing: "
                   "buffered = the LV's PV is a file on tmpfs (page cache, pread), O_DIRECT = "
                   "a file on the disk file system (opened O_DIRECT, io_uring).",
                   seed=seed, plot=plot),
@@ -111,16 +113,18 @@ class Seed003(Experiment):
                 t.status, t.reason = "unavailable", str(e)
 
     def library(self, ctx, ws, t, cpu, secs, reps):
-        targets = [("buf_raw", "--raw-under", "mem"), ("buf_lv", "--lv", "mem"),
-                   ("dir_raw", "--raw-under", "disk"), ("dir_lv", "--lv", "disk")]
+        pairs = [("buf", "mem"), ("dir", "disk")]
         for rep in range(reps):
             for b in BS:
                 ctx.progress.step("library, %s reads, repetition %d" % (bs_label(b), rep + 1))
-                for col, how, lv in alternate(rep, targets):
-                    r = ws.cell(how, "bench3/" + lv, "--rw", "read", "--bs", b, "--qd", "1",
-                                "--seconds", secs)
-                    t.add(b, col, r["mib_s"], rep)
-                    cpu.add(b, col + "_cpu", r["cpu_s_per_gib"], rep)
+                for mode, lv in alternate(rep, pairs):
+                    order = alternate(rep, ("raw", "lv"))
+                    res = ws.cells([("--raw-under" if n == "raw" else "--lv", "bench3/" + lv)
+                                    for n in order], "--rw", "read", "--bs", b, "--qd", "1",
+                                   "--seconds", secs, "--slices", slices(secs))
+                    for n, r in zip(order, res):
+                        t.add(b, "%s_%s" % (mode, n), r["mib_s"], rep)
+                        cpu.add(b, "%s_%s_cpu" % (mode, n), r["cpu_s_per_gib"], rep)
         t.status = cpu.status = "ok"
 
     def sweep(self, ctx, t, what, common, targets, secs, reps):

@@ -128,18 +128,65 @@ static double tv_s(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
-/* The figures of a run that started at t0 with CPU times ru0 and ends now. */
-static void cell_end(struct cell_result *res, const struct runner *r, double t0,
-                     const struct rusage *ru0)
+/* Add the figures of a run that started at t0 with CPU times ru0 and ends now, in which `r`
+ * did ops0/bytes0 fewer operations/bytes before it began, to `res`. */
+static void cell_add(struct cell_result *res, const struct runner *r, uint64_t ops0,
+                     uint64_t bytes0, double t0, const struct rusage *ru0)
 {
 	struct rusage ru1;
 
-	res->seconds = now_s() - t0;
+	res->seconds += now_s() - t0;
 	getrusage(RUSAGE_SELF, &ru1);
-	res->ops = r->ops;
-	res->bytes = r->bytes;
-	res->cpu_user = tv_s(ru1.ru_utime) - tv_s(ru0->ru_utime);
-	res->cpu_sys = tv_s(ru1.ru_stime) - tv_s(ru0->ru_stime);
+	res->ops += r->ops - ops0;
+	res->bytes += r->bytes - bytes0;
+	res->cpu_user += tv_s(ru1.ru_utime) - tv_s(ru0->ru_utime);
+	res->cpu_sys += tv_s(ru1.ru_stime) - tv_s(ru0->ru_stime);
+}
+
+static void runner_init(struct runner *r, struct ulvm_dev *dev, uint64_t base, uint64_t span,
+                        const struct workload *w, uint8_t **bufs, struct ulvm_io *ios)
+{
+	*r = (struct runner){.dev = dev,
+	                     .base = base,
+	                     .span = span,
+	                     .w = w,
+	                     .rng = 0x9e3779b97f4a7c15ull,
+	                     .bufs = bufs,
+	                     .ios = ios};
+}
+
+/* Run r's workload for `secs` (or, with `once`, one sequential pass over the span), w->qd
+ * requests in flight, then wait for all of them; add the figures to `res`. The runner keeps
+ * its place (the sequential offset, the random state) for its next slice. Returns 0 or a
+ * negative errno. */
+static int run_slice(struct runner *r, double secs, bool once, struct cell_result *res)
+{
+	uint64_t ops0 = r->ops, bytes0 = r->bytes;
+	struct rusage ru0;
+	double t0;
+
+	r->once = once;
+	r->stop = false;
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = now_s();
+	for (unsigned i = 0; i < r->w->qd && !r->stop; i++) {
+		memset(&r->ios[i], 0, sizeof(r->ios[i]));
+		r->ios[i].buf = r->bufs[i];
+		issue(r, &r->ios[i]);
+	}
+	/* The clock is read after every 16th poll for small blocks, as the file cell reads it
+	 * every 64 requests: its cost stays out of the small-block figures. */
+	for (unsigned polls = 0; !r->error && ulvm_dev_inflight(r->dev); polls++) {
+		if (ulvm_dev_poll(r->dev, 1) < 0)
+			break;
+		if (!once && (r->w->bs >= (64u << 10) || !(polls % 16)) && now_s() - t0 >= secs)
+			break;
+	}
+	r->stop = true;
+	while (ulvm_dev_inflight(r->dev) && ulvm_dev_poll(r->dev, 1) >= 0)
+		;
+	cell_add(res, r, ops0, bytes0, t0, &ru0);
+	return r->error;
 }
 
 /* Run one workload for `secs` (or, with `once`, one sequential pass over the span); returns 0
@@ -148,35 +195,11 @@ static int run_cell_full(struct ulvm_dev *dev, uint64_t base, uint64_t span,
                          const struct workload *w, double secs, bool once, uint8_t **bufs,
                          struct ulvm_io *ios, struct cell_result *res)
 {
-	struct runner r = {.dev = dev,
-	                   .base = base,
-	                   .span = span,
-	                   .w = w,
-	                   .rng = 0x9e3779b97f4a7c15ull,
-	                   .bufs = bufs,
-	                   .ios = ios};
-	struct rusage ru0;
-	double t0;
+	struct runner r;
 
-	r.once = once;
-	getrusage(RUSAGE_SELF, &ru0);
-	t0 = now_s();
-	for (unsigned i = 0; i < w->qd && !r.stop; i++) {
-		memset(&ios[i], 0, sizeof(ios[i]));
-		ios[i].buf = bufs[i];
-		issue(&r, &ios[i]);
-	}
-	while (!r.error && ulvm_dev_inflight(dev)) {
-		if (ulvm_dev_poll(dev, 1) < 0)
-			break;
-		if (!once && now_s() - t0 >= secs)
-			break;
-	}
-	r.stop = true;
-	while (ulvm_dev_inflight(dev) && ulvm_dev_poll(dev, 1) >= 0)
-		;
-	cell_end(res, &r, t0, &ru0);
-	return r.error;
+	runner_init(&r, dev, base, span, w, bufs, ios);
+	memset(res, 0, sizeof(*res));
+	return run_slice(&r, secs, once, res);
 }
 
 /* Operations per second, or a negative errno. */
@@ -525,7 +548,8 @@ static int run_file_cell(const char *path, bool direct, const struct workload *w
 	} while (!r.stop && (once || (r.ops % 64) || now_s() - t0 < secs));
 	if (w->write)
 		fdatasync(fd);
-	cell_end(res, &r, t0, &ru0);
+	memset(res, 0, sizeof(*res));
+	cell_add(res, &r, 0, 0, t0, &ru0);
 	close(fd);
 	return 0;
 }
@@ -543,13 +567,99 @@ static void print_cell(const char *target, const struct workload *w, const struc
 }
 
 /*
- *   ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV | --file PATH [--direct])
+ *   ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV)... | --file PATH [--direct]
  *                   [--offset BYTES] [--rw read|write|randread|randwrite] [--bs SIZE] [--qd N]
- *                   [--seconds S | --once] [--span BYTES]
+ *                   [--seconds S | --once] [--span BYTES] [--slices N]
  *
  * --lv, --raw and --raw-under go through the library's engine; --file through the kernel
- * (read/write calls, queue depth 1).
+ * (read/write calls, queue depth 1). Up to MAX_TARGETS library targets may be given: they run
+ * in one process, on the same engine and buffers, taking turns in slices (--slices per target,
+ * the order reversed every other round) so that what the machine does meanwhile falls on all
+ * of them alike; one JSON line per target, in the order given.
  */
+#define MAX_TARGETS 4
+
+struct cell_target {
+	char kind; /* 'L' --lv, 'R' --raw, 'U' --raw-under */
+	const char *arg;
+	struct ulvm_dev *lv, *dev; /* dev: what runs; lv: the LV opened for it, if any */
+	uint64_t offset, span;
+	struct runner r;
+	struct cell_result res;
+};
+
+/* Open target `t` and find where its workload runs: [offset, offset + span) of its device. */
+static int open_target(struct cli *c, struct cell_target *t, uint64_t offset, uint64_t span,
+                       uint64_t bs)
+{
+	char vg[256], name[256], path[PATH_MAX];
+	int r;
+
+	t->offset = offset;
+	if (t->kind != 'R') {
+		if (cli_split_lv(t->arg, vg, sizeof(vg), name, sizeof(name)))
+			return ulvm_error(-EINVAL, "%s: not VG/LV", t->arg);
+		if ((r = ulvm_dev_open_lv(c->ctx, vg, name, &t->lv)))
+			return r;
+		t->dev = t->lv;
+	}
+	if (t->kind == 'U') {
+		uint64_t lv_size = ulvm_dev_size(t->lv);
+
+		t->dev = NULL;
+		if ((r = raw_under_lv(t->lv, path, sizeof(path), &t->offset)) ||
+		    (r = ulvm_dev_open_raw(c->ctx, path, &t->dev)))
+			return r;
+		if (!span || span > lv_size)
+			span = lv_size;
+	} else if (t->kind == 'R' && (r = ulvm_dev_open_raw(c->ctx, t->arg, &t->dev))) {
+		return r;
+	}
+	if (t->offset >= ulvm_dev_size(t->dev))
+		return ulvm_error(-EINVAL, "--offset %llu is past the end of %s",
+		                  (unsigned long long)t->offset, ulvm_dev_name(t->dev));
+	if (!span || span > ulvm_dev_size(t->dev) - t->offset)
+		span = ulvm_dev_size(t->dev) - t->offset;
+	if (span < bs)
+		return ulvm_error(-EINVAL, "%s: %llu bytes to work on, less than one block",
+		                  ulvm_dev_name(t->dev), (unsigned long long)span);
+	t->span = span;
+	return 0;
+}
+
+/* Close what t[k] opened; an LV opened for an earlier target too is the same handle
+ * (ulvm_dev_open_lv finds it open) and is closed with that one. */
+static void close_target(struct cell_target *t, unsigned k)
+{
+	bool shared = false;
+
+	for (unsigned j = 0; j < k; j++)
+		shared |= t[j].lv == t[k].lv;
+	if (t[k].dev != t[k].lv)
+		ulvm_dev_close(t[k].dev);
+	if (!shared)
+		ulvm_dev_close(t[k].lv);
+}
+
+/* The targets in turns: `slices` rounds (one pass each with `once`), each target in each
+ * round for secs / slices, in order on even rounds and reversed on odd ones. */
+static int run_targets(struct cell_target *t, unsigned n, double secs, bool once, unsigned slices)
+{
+	if (once)
+		slices = 1;
+	for (unsigned round = 0; round < slices; round++)
+		for (unsigned k = 0; k < n; k++) {
+			struct cell_target *x = &t[round % 2 ? n - 1 - k : k];
+			int r = run_slice(&x->r, secs / slices, once, &x->res);
+
+			if (r)
+				return ulvm_error(r, "%s: I/O error during %s: %s",
+				                  ulvm_dev_name(x->dev), x->r.w->name,
+				                  strerror(-r));
+		}
+	return 0;
+}
+
 static int bench_cell(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -565,33 +675,35 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 	                                   {"seconds", required_argument, NULL, 's'},
 	                                   {"once", no_argument, NULL, '1'},
 	                                   {"span", required_argument, NULL, 'p'},
+	                                   {"slices", required_argument, NULL, 'n'},
 	                                   {0}};
-	const char *lv_arg = NULL, *raw_arg = NULL, *under_arg = NULL, *file_arg = NULL;
+	const char *file_arg = NULL;
 	const char *rw = "read";
 	struct workload w = {.bs = 1 << 20, .qd = 1};
 	uint64_t offset = 0, span = 0, bs = 1 << 20;
-	struct ulvm_dev *lv = NULL, *dev = NULL;
-	struct cell_result res = {0};
+	struct cell_target t[MAX_TARGETS];
 	struct ulvm_io *ios = NULL;
 	uint8_t **bufs = NULL;
-	char vg[256], name[256], path[PATH_MAX];
+	unsigned n = 0, slices = 0;
 	double secs = 1;
-	bool once = false, direct = false;
+	bool once = false, direct = false, too_many = false;
 	int opt, r;
 
+	memset(t, 0, sizeof(t));
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		r = 0;
 		switch (opt) {
 		case 'L':
-			lv_arg = optarg;
-			break;
 		case 'R':
-			raw_arg = optarg;
-			break;
 		case 'U':
-			under_arg = optarg;
+			if (n == MAX_TARGETS) {
+				too_many = true;
+				break;
+			}
+			t[n].kind = (char)opt;
+			t[n++].arg = optarg;
 			break;
 		case 'F':
 			file_arg = optarg;
@@ -620,20 +732,27 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 		case 'p':
 			r = parse_bytes("--span", optarg, &span);
 			break;
+		case 'n':
+			slices = (unsigned)atoi(optarg);
+			if (!slices)
+				r = ulvm_error(-EINVAL, "--slices %s: not a positive number",
+				               optarg);
+			break;
 		default:
 			return EINVALID_CMD_LINE;
 		}
 		if (r)
 			return cli_fail(r);
 	}
-	if (!!lv_arg + !!raw_arg + !!under_arg + !!file_arg != 1 || (direct && !file_arg) ||
-	    (file_arg && w.qd != 1)) {
+	if (too_many || !!n + !!file_arg != 1 || (direct && !file_arg) ||
+	    (file_arg && (w.qd != 1 || slices))) {
 		fprintf(
 		    stderr,
-		    "  Usage: ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV | "
-		    "--file PATH [--direct]) [--offset BYTES] [--rw read|write|randread|randwrite] "
-		    "[--bs SIZE] [--qd N (not with --file)] [--seconds S | --once] "
-		    "[--span BYTES]\n");
+		    "  Usage: ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV)... "
+		    "(at most %d) | --file PATH [--direct]) [--offset BYTES] "
+		    "[--rw read|write|randread|randwrite] [--bs SIZE] [--qd N (not with --file)] "
+		    "[--seconds S | --once] [--span BYTES] [--slices N (not with --file)]\n",
+		    MAX_TARGETS);
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = parse_workload(rw, &w)))
@@ -644,6 +763,7 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 		                           "1..256, --seconds positive"));
 	w.bs = (uint32_t)bs;
 	if (file_arg) {
+		struct cell_result res;
 		uint8_t *buf = aligned_alloc(4096, (bs + 4095) / 4096 * 4096);
 		if (!buf)
 			return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
@@ -655,39 +775,14 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 		print_cell(file_arg, &w, &res);
 		return ECMD_PROCESSED;
 	}
+	if (!slices)
+		slices = n > 1 ? 8 : 1;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
-	if (lv_arg || under_arg) {
-		if (cli_split_lv(lv_arg ? lv_arg : under_arg, vg, sizeof(vg), name, sizeof(name))) {
-			r = ulvm_error(-EINVAL, "%s: not VG/LV", lv_arg ? lv_arg : under_arg);
-			goto out;
-		}
-		if ((r = ulvm_dev_open_lv(c->ctx, vg, name, &lv)))
-			goto out;
-		dev = lv;
-	}
-	if (under_arg) {
-		uint64_t lv_size = ulvm_dev_size(lv);
-		if ((r = raw_under_lv(lv, path, sizeof(path), &offset)) ||
-		    (r = ulvm_dev_open_raw(c->ctx, path, &dev)))
-			goto out;
-		if (!span || span > lv_size)
-			span = lv_size;
-	} else if (raw_arg && (r = ulvm_dev_open_raw(c->ctx, raw_arg, &dev))) {
+	for (unsigned k = 0; k < n && !r; k++)
+		r = open_target(c, &t[k], offset, span, bs);
+	if (r)
 		goto out;
-	}
-	if (offset >= ulvm_dev_size(dev)) {
-		r = ulvm_error(-EINVAL, "--offset %llu is past the end of %s",
-		               (unsigned long long)offset, ulvm_dev_name(dev));
-		goto out;
-	}
-	if (!span || span > ulvm_dev_size(dev) - offset)
-		span = ulvm_dev_size(dev) - offset;
-	if (span < bs) {
-		r = ulvm_error(-EINVAL, "%s: %llu bytes to work on, less than one block",
-		               ulvm_dev_name(dev), (unsigned long long)span);
-		goto out;
-	}
 	if (!(bufs = calloc(w.qd, sizeof(*bufs))) || !(ios = calloc(w.qd, sizeof(*ios)))) {
 		r = ulvm_error(-ENOMEM, "out of memory");
 		goto out;
@@ -699,22 +794,22 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 		}
 		memset(bufs[i], 0x5a + (int)i, bs);
 	}
-	if ((r = run_cell_full(dev, offset, span, &w, secs, once, bufs, ios, &res))) {
-		r = ulvm_error(r, "%s: I/O error during %s: %s", ulvm_dev_name(dev), w.name,
-		               strerror(-r));
+	for (unsigned k = 0; k < n; k++)
+		runner_init(&t[k].r, t[k].dev, t[k].offset, t[k].span, &w, bufs, ios);
+	if ((r = run_targets(t, n, secs, once, slices)))
 		goto out;
+	for (unsigned k = 0; k < n; k++) {
+		if (w.write)
+			ulvm_dev_flush(t[k].dev);
+		print_cell(ulvm_dev_name(t[k].dev), &w, &t[k].res);
 	}
-	if (w.write)
-		ulvm_dev_flush(dev);
-	print_cell(ulvm_dev_name(dev), &w, &res);
 out:
 	for (unsigned i = 0; bufs && i < w.qd; i++)
 		free(bufs[i]);
 	free(bufs);
 	free(ios);
-	if (dev != lv)
-		ulvm_dev_close(dev);
-	ulvm_dev_close(lv);
+	for (unsigned k = n; k-- > 0;)
+		close_target(t, k);
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 
@@ -798,7 +893,8 @@ int cmd_bench(struct cli *c, int argc, char **argv)
 		    "         ulvm bench io [--dir DIR]... [--size SIZE] [--seconds S] [--repeat "
 		    "N] "
 		    "[--json FILE] [--only WORKLOAD]\n"
-		    "         ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV) ...\n"
+		    "         ulvm bench cell (--lv VG/LV | --raw PATH | --raw-under VG/LV)... "
+		    "[--slices N] ...\n"
 		    "  (docs/BENCHMARKS.md says what each measures)\n");
 		return argc < 2 ? EINVALID_CMD_LINE : ECMD_PROCESSED;
 	}
