@@ -31,6 +31,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,6 +119,13 @@ struct dm_dev {
 	 * included (held ones are not counted): what a suspend waits for. */
 	unsigned inflight;
 	bool closing_post; /* dm_registry_free: postsuspend is due */
+	/* dm_direct_enter: I/O that other threads do on the backing files themselves. Open
+	 * while the device is live and not suspended; a suspend closes it and waits for the
+	 * callers inside (`direct_users`) to leave. */
+	pthread_mutex_t direct_lock;
+	pthread_cond_t direct_left;
+	unsigned direct_users;
+	bool direct_open;
 };
 
 struct dm_registry {
@@ -650,6 +658,43 @@ int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev 
 	return -ENOTSUP;
 }
 
+int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write, struct bdev **bd,
+                    uint64_t *bd_offset)
+{
+	const struct dm_table *t;
+	struct dm_lower *l;
+	uint64_t end, o;
+	unsigned i;
+
+	pthread_mutex_lock(&md->direct_lock);
+	t = md->live;
+	if (!md->direct_open || !t || !len || add_overflows_u64(offset, len, &end) ||
+	    end > t->size || bdev_fault_armed())
+		goto refuse;
+	i = t->num_targets == 1 ? 0 : find_target(t, offset);
+	if (end > t->ends[i] || !dm_linear_lower(&t->targets[i], &l, &o) || !l->bd)
+		goto refuse;
+	if ((write && l->bd->rdonly) || l->bd->drop_writes || l->bd->nparts || l->bd->base ||
+	    (offset | len | o) % l->bd->sector_size)
+		goto refuse;
+	md->direct_users++;
+	pthread_mutex_unlock(&md->direct_lock);
+	*bd = l->bd;
+	*bd_offset = offset - (t->targets[i].begin << SECTOR_SHIFT) + o;
+	return 0;
+refuse:
+	pthread_mutex_unlock(&md->direct_lock);
+	return -ENOTSUP;
+}
+
+void dm_direct_leave(struct dm_dev *md)
+{
+	pthread_mutex_lock(&md->direct_lock);
+	if (!--md->direct_users)
+		pthread_cond_broadcast(&md->direct_left);
+	pthread_mutex_unlock(&md->direct_lock);
+}
+
 /* ---- a target's own I/O and work ---------------------------------------------------- */
 
 void dm_target_submit_io(struct dm_target *ti, struct dm_lower *lower, struct io_req *req)
@@ -1044,6 +1089,16 @@ static int drain(struct io_engine *e)
 	return 0;
 }
 
+/* Open or close the direct gate; closing waits for the callers inside to leave. */
+static void direct_set(struct dm_dev *md, bool open)
+{
+	pthread_mutex_lock(&md->direct_lock);
+	md->direct_open = open;
+	while (!open && md->direct_users)
+		pthread_cond_wait(&md->direct_left, &md->direct_lock);
+	pthread_mutex_unlock(&md->direct_lock);
+}
+
 /* Run the engine until this device has nothing in flight, or nothing that could finish
  * it is left in the engine (what remains waits in a suspended lower device, or in a target
  * without I/O or work pending). Other devices' completions run meanwhile. */
@@ -1089,6 +1144,9 @@ static void fail_held(struct dm_dev *md, int error)
 
 static void free_dev(struct dm_dev *md)
 {
+	direct_set(md, false);
+	pthread_cond_destroy(&md->direct_left);
+	pthread_mutex_destroy(&md->direct_lock);
 	dm_table_free(md->live);
 	dm_table_free(md->inactive);
 	while (md->child_chunks) {
@@ -1121,6 +1179,7 @@ void dm_registry_free(struct dm_registry *r)
 		if (md->closing_post)
 			presuspend_targets(md->live);
 		md->suspended = true;
+		direct_set(md, false);
 		fail_held(md, -ENXIO);
 	}
 	drain(r->e);
@@ -1170,6 +1229,8 @@ int dm_create(struct dm_registry *r, const char *name, const char *table_text, s
 	md->r = r;
 	md->e = r->e;
 	md->held_tail = &md->held;
+	pthread_mutex_init(&md->direct_lock, NULL);
+	pthread_cond_init(&md->direct_left, NULL);
 	ret = dm_table_parse(md, table_text, &md->live);
 	if (ret) {
 		free_dev(md);
@@ -1178,6 +1239,7 @@ int dm_create(struct dm_registry *r, const char *name, const char *table_text, s
 	for (tail = &r->devs; *tail; tail = &(*tail)->next)
 		;
 	*tail = md;
+	direct_set(md, true);
 	if (out)
 		*out = md;
 	return 0;
@@ -1283,6 +1345,7 @@ static void release_held(struct dm_dev *md)
 	struct io_req *req = md->held;
 
 	md->suspended = false;
+	direct_set(md, true);
 	md->held = NULL;
 	md->held_tail = &md->held;
 	while (req) {
@@ -1301,6 +1364,7 @@ int dm_suspend(struct dm_dev *md)
 		return 0;
 	presuspend_targets(md->live);
 	md->suspended = true;
+	direct_set(md, false); /* and wait for the direct I/O in flight */
 	ret = drain_dev(md);
 	if (ret) {
 		release_held(md);

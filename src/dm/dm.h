@@ -321,6 +321,18 @@ void dm_submit(struct dm_dev *md, struct io_req *req);
  * control returns to the event loop. -ENOTSUP when the range is mapped otherwise. */
 int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev **bd,
                   uint64_t *bd_offset);
+/* For I/O that another thread does on the backing file itself (the FUSE export's workers):
+ * where [offset, offset + len) of `md` lies in one backing device, through one linear
+ * target straight onto it (no stacking), the range in whole sectors of that device, not
+ * read-only for a write nor dropping writes, no fault armed. On 0 the caller is inside the device's
+ * direct gate: the mapping stays valid and the device unsuspended until it calls dm_direct_leave();
+ * it must not wait for the loop's thread meanwhile (dm_suspend, dm_resume and dm_remove
+ * close the gate and wait for those inside). -ENOTSUP otherwise, or while suspended: the
+ * caller then sends the request through dm_submit on the loop's thread. Thread-safe against
+ * those calls; nothing else of the device may change while the gate is open. */
+int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write, struct bdev **bd,
+                    uint64_t *bd_offset);
+void dm_direct_leave(struct dm_dev *md);
 struct io_engine *dm_engine(struct dm_registry *r);
 
 /* A target type of the program's own, found by name like the built-in ones (a test

@@ -296,6 +296,25 @@ int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
 	return 0;
 }
 
+int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write, int *fd,
+                     uint64_t *file_offset)
+{
+	struct bdev *bd;
+	int r;
+
+	if (!dev->md)
+		return -ENOTSUP;
+	if ((r = dm_direct_enter(dev->md, offset, len, write, &bd, file_offset)))
+		return r;
+	*fd = bd->fd;
+	return 0;
+}
+
+void dev_direct_leave(struct ulvm_dev *dev)
+{
+	dm_direct_leave(dev->md);
+}
+
 /* ---- the write watch ---- */
 
 struct dev_hold {

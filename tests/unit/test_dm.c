@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1407,6 +1408,88 @@ static void test_map_direct(void **state)
 	env_free(v);
 }
 
+/* ---- dm_direct_enter: the gate for I/O other threads do themselves ------------------------ */
+
+struct direct_user {
+	struct dm_dev *md;
+	volatile bool left;
+};
+
+/* Another thread inside the gate: it leaves after a while, and says so first. */
+static void *direct_user_main(void *arg)
+{
+	struct direct_user *u = arg;
+
+	usleep(100 * 1000);
+	u->left = true;
+	dm_direct_leave(u->md);
+	return NULL;
+}
+
+static void test_direct_gate(void **state)
+{
+	struct env *v = *state;
+	char a[256], b[256];
+	struct dm_dev *lin, *top, *st2, *mix;
+	struct direct_user u = {0};
+	struct bdev *bd = NULL;
+	uint64_t off = 0;
+	pthread_t t;
+
+	mkfile(v, "a", 2 * MIB, a, sizeof(a));
+	mkfile(v, "b", 1 * MIB, b, sizeof(b));
+	lin = create_dev(v->r, "lin", "0 2048 linear %s 1024", a);
+	assert_int_equal(dm_direct_enter(lin, 4096, 65536, false, &bd, &off), 0);
+	assert_non_null(bd);
+	assert_int_equal(off, 1024 * SECTOR_SIZE + 4096);
+	dm_direct_leave(lin);
+	assert_int_equal(dm_direct_enter(lin, 2047 * SECTOR_SIZE, SECTOR_SIZE, true, &bd, &off), 0);
+	assert_int_equal(off, (1024 + 2047) * SECTOR_SIZE);
+	dm_direct_leave(lin);
+	/* Not one linear target straight onto a file: across targets, stacked, past the end,
+	 * empty, partial sectors, striped, zero. */
+	top = create_dev(v->r, "top", "0 8 linear %s 0\n8 1024 linear lin 512", b);
+	assert_int_equal(dm_direct_enter(top, 0, 4096, false, &bd, &off), 0);
+	assert_int_equal(off, 0);
+	dm_direct_leave(top);
+	assert_int_equal(dm_direct_enter(top, 0, 8192, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_direct_enter(top, 8 * SECTOR_SIZE, 4096, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_direct_enter(lin, 2048 * SECTOR_SIZE, 512, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_direct_enter(lin, 0, 0, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_direct_enter(lin, 100, 512, false, &bd, &off), -ENOTSUP);
+	st2 = create_dev(v->r, "st2", "0 64 striped 2 8 %s 0 %s 0", a, b);
+	assert_int_equal(dm_direct_enter(st2, 0, 512, false, &bd, &off), -ENOTSUP);
+	mix = create_dev(v->r, "mix", "0 8 zero\n8 8 linear %s 0", b);
+	assert_int_equal(dm_direct_enter(mix, 0, 512, false, &bd, &off), -ENOTSUP);
+	/* Suspended: refused until the resume. */
+	assert_int_equal(dm_suspend(lin), 0);
+	assert_int_equal(dm_direct_enter(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(dm_resume(lin), 0);
+	/* A suspend waits for a caller inside the gate to leave. */
+	assert_int_equal(dm_direct_enter(lin, 0, 4096, true, &bd, &off), 0);
+	u.md = lin;
+	assert_int_equal(pthread_create(&t, NULL, direct_user_main, &u), 0);
+	assert_int_equal(dm_suspend(lin), 0);
+	assert_true(u.left);
+	pthread_join(t, NULL);
+	assert_int_equal(dm_direct_enter(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
+	/* A reload is swapped in at resume: the gate then maps through the new table. */
+	{
+		char table[600];
+		struct bdev *old = bd;
+		snprintf(table, sizeof(table), "0 1024 linear %s 16", b);
+		assert_int_equal(dm_load(lin, table), 0);
+		assert_int_equal(dm_direct_enter(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
+		assert_int_equal(dm_resume(lin), 0);
+		assert_int_equal(dm_direct_enter(lin, 4096, 4096, false, &bd, &off), 0);
+		assert_ptr_not_equal(bd, old);
+		assert_int_equal(off, 16 * SECTOR_SIZE + 4096);
+		dm_direct_leave(lin);
+		assert_int_equal(dm_direct_enter(lin, 1024 * SECTOR_SIZE, 512, false, &bd, &off),
+		                 -ENOTSUP); /* the smaller size, at once */
+	}
+}
+
 /* ---- busy rules ------------------------------------------------------------------------------ */
 
 static void test_remove_busy(void **state)
@@ -1457,6 +1540,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_table_text, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_remove_busy, setup, teardown),
 	    cmocka_unit_test(test_map_direct),
+	    cmocka_unit_test_setup_teardown(test_direct_gate, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
