@@ -316,6 +316,15 @@ void evloop_defer(struct evloop *l, struct evloop_work *w)
 
 void evloop_cancel(struct evloop *l, struct evloop_work *w)
 {
+	/* Posted by another thread and not yet taken by the loop: */
+	pthread_mutex_lock(&l->post_lock);
+	for (struct evloop_work **p = &l->posted; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			w->next = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&l->post_lock);
 	if (!w->queued)
 		return;
 	for (struct evloop_work **p = &l->work; *p; p = &(*p)->next)

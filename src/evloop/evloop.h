@@ -67,7 +67,8 @@ void evloop_work_init(struct evloop_work *w, evloop_fn fn, void *arg);
 /* On the loop's thread: run `w` in this turn's deferred-work step (or the next turn's, if
  * queued from that step). Queueing a queued item does nothing. */
 void evloop_defer(struct evloop *l, struct evloop_work *w);
-/* Take `w` off the queue if it is still there. Loop thread only. */
+/* Take `w` off the queue if it is still there (posted by another thread and not yet
+ * taken included: that thread must not post it again). Loop thread only. */
 void evloop_cancel(struct evloop *l, struct evloop_work *w);
 /* From any thread: queue `w` and wake the loop. `w` must not be queued already (the poster
  * owns it until it runs). */

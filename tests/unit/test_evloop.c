@@ -289,6 +289,23 @@ static void on_posted(void *arg, uint32_t events)
 	(*ran)++;
 }
 
+/* A posted item cancelled before the loop took it does not run; posted again, it does. */
+static void test_cancel_posted(void **state)
+{
+	struct evloop_work w;
+	int ran = 0;
+
+	(void)state;
+	evloop_work_init(&w, on_posted, &ran);
+	evloop_post(L, &w);
+	evloop_cancel(L, &w);
+	assert_int_equal(evloop_run_once(L, 0), 0);
+	assert_int_equal(ran, 0);
+	evloop_post(L, &w);
+	assert_int_equal(evloop_run_once(L, 0), 0);
+	assert_int_equal(ran, 1);
+}
+
 static void *post_all(void *arg)
 {
 	struct poster *p = arg;
@@ -531,6 +548,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_defer_cancel, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_post_from_threads, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_post_order_and_wake, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cancel_posted, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_fd_del_pending_same_turn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_turn_order, setup, teardown),
 	    cmocka_unit_test(test_engine_page_cache),
