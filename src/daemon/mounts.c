@@ -193,6 +193,19 @@ list_lvs(void *arg, void (*add)(void *cookie, const char *vg, const char *lv, st
 	m->env.list(m->env.arg, add, cookie);
 }
 
+/* -o workers=N: N threads (0: none, the loop serves everything) into *out (< 0: none). */
+static int parse_workers(const char *opt, int *out)
+{
+	char *end;
+	long n = strtol(opt + 8, &end, 10);
+
+	if (end == opt + 8 || *end || n < 0 || n > 64)
+		return ulvm_error(-EINVAL, "mount: bad option %s (a number of threads, 0 for none)",
+		                  opt);
+	*out = n ? (int)n : -1;
+	return 0;
+}
+
 static int do_mount(struct mounts *m, char *payload, struct strbuf *reply)
 {
 	struct fuse_export_opts o = {0};
@@ -247,6 +260,15 @@ static int do_mount(struct mounts *m, char *payload, struct strbuf *reply)
 		for (char *w = strtok_r(copy, ",", &s2); w; w = strtok_r(NULL, ",", &s2)) {
 			if (!strcmp(w, "cache")) {
 				o.cache = true;
+				continue;
+			}
+			if (!strncmp(w, "workers=", 8)) { /* the export's threads */
+				if ((r = parse_workers(w, &o.workers))) {
+					free(copy);
+					free(rest);
+					free(vgs);
+					return r;
+				}
 				continue;
 			}
 			if (!strcmp(w, "ro"))

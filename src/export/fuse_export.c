@@ -15,6 +15,17 @@
  * sectors between with WRITE_ZEROES. Completions run from the loop's engine step and
  * answer at once.
  *
+ * Worker threads (struct fx_worker; none in page-cache mode): with them the loop's thread
+ * reads nothing from the session; each worker reads from its own clone of /dev/fuse, does
+ * READ and WRITE of whole sectors that map straight onto one backing file (dev_direct_enter:
+ * a linear table, not suspended, its gate held until the I/O is done, which a suspend waits
+ * for) on its own io_uring and answers them itself; every other request it hands to the
+ * loop's thread (take_forwarded), which runs it through libfuse and the path above. Replies
+ * must go back on the descriptor the request came from: fx_io_writev routes them by the
+ * request's number. Only the loop's thread calls libfuse; workers touch a file only until
+ * they answer (the release, which frees it, comes after), a node's write count and mtime
+ * (atomic, stat_lock).
+ *
  * Lifetime: an open file holds its device and counts its operations in flight; a release
  * that arrives while some are still running (or a flush is due) finishes when they are
  * done. When the kernel ends the session (fusermount3 -u, umount, an abort), the export
@@ -31,11 +42,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fuse.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/uio.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 #include "../lvm/lvm.h"
 #include "../util/util.h"
@@ -43,7 +64,9 @@
 #include "fuse_export.h"
 
 #define FX_MAX_IO         (256u << 10) /* largest request: a 1 MiB direct I/O is 4 in parallel */
-#define FX_MAX_BACKGROUND 128u         /* asynchronous requests the kernel keeps in flight */
+#define FX_MAX_WORKERS    4u
+#define FX_WORKER_DEPTH   64u  /* requests in flight per worker */
+#define FX_MAX_BACKGROUND 128u /* asynchronous requests the kernel keeps in flight */
 #define FX_POOL_KEEP      (64ull << 20)
 #define FX_RECV_BATCH     64          /* requests read per readiness event */
 #define FX_KICK_BYTES     (64u << 10) /* kick(): larger batches wait for the end */
@@ -67,9 +90,12 @@ struct fx_op;
 struct node {
 	fuse_ino_t ino;
 	enum node_kind kind;
-	char *vg, *lv; /* VG: vg; LV: both */
-	struct timespec mtime;
-	bool dirty;    /* written since its last flush */
+	char *vg, *lv;         /* VG: vg; LV: both */
+	struct timespec mtime; /* under the export's stat_lock (workers write it too) */
+	/* Written since its last flush: writes done (`wgen`, counted by workers too) differ
+	 * from what the last flush covered (`fgen`, the loop's). */
+	atomic_uint_least64_t wgen;
+	uint64_t fgen;
 	bool rmw_busy; /* a read-modify-write is running; others wait in the queue */
 	/* Page-cache mode: what the kernel may keep of the file is still right for device
 	 * cache_dev (compared, never used): nothing else changed it since, or what changed was
@@ -113,8 +139,48 @@ struct fx_op {
 	int err;
 	size_t reply_len; /* WRITE: bytes reported written */
 	struct ulvm_io io[2];
+	uint64_t fgen;      /* OP_FLUSH: the node's wgen when it started */
 	struct fx_op *next; /* the node's RMW queue, or the free list */
 };
+
+/* A worker thread: reads requests from its own clone of the session's /dev/fuse and does
+ * the I/O it can itself on its own io_uring. */
+struct fx_slot;
+struct fx_worker {
+	struct fuse_export *fx;
+	pthread_t thread;
+	bool started;
+	int fd;     /* the clone, non-blocking */
+	void *base; /* receive buffer: a WRITE's data starts on a page, as in rbuf_take */
+	void *free_rbufs[FX_RBUF_KEEP];
+	unsigned nfree_rbufs;
+	struct bufpool pool;
+	struct fx_slot *slots, *free_slots;
+	unsigned busy; /* slots in use */
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+#endif
+	bool have_ring;
+	bool disabled; /* created disabled: the worker enables it */
+};
+
+/* A request a worker read and hands to the loop's thread (fuse_session_process_buf). */
+struct fx_fwd {
+	struct fx_fwd *next;
+	size_t len;
+	char data[];
+};
+
+/* Where the reply to a forwarded request goes: the worker's descriptor that read it. */
+struct fx_route {
+	uint64_t unique;
+	int fd;
+	struct fx_route *next;
+};
+#define FX_ROUTE_BUCKETS 256u
+/* The kernel numbers requests in steps of 2; an interrupt's reply carries its request's
+ * number with this bit set (fuse_i.h's FUSE_INT_REQ_BIT, not in the UAPI header). */
+#define FX_INT_REQ_BIT 1ull
 
 struct fuse_export {
 	struct evloop *loop;
@@ -157,7 +223,24 @@ struct fuse_export {
 	pthread_cond_t q_cond;
 	struct inval *q_head, **q_tail;
 	bool q_stop;
+	pthread_mutex_t stat_lock; /* nodes' mtime */
+	/* Worker threads (none: the loop's thread does everything). */
+	struct fx_worker *workers;
+	unsigned nworkers;
+	int stop_fd; /* eventfd: readable once the workers are to stop */
+	pthread_mutex_t fwd_lock;
+	struct fx_fwd *fwd_head, **fwd_tail;
+	bool fwd_posted;
+	struct evloop_work fwd_work; /* take_forwarded, posted while fwd_posted */
+	atomic_bool workers_ended;   /* a worker saw the session end */
+	bool watching;               /* the loop reads the session's descriptor (no workers) */
+	pthread_mutex_t route_lock;
+	struct fx_route *routes[FX_ROUTE_BUCKETS];
 };
+
+/* Page-cache mounts of this process: while there is one, workers write nothing themselves
+ * (every write must pass the context's write watch, which keeps those caches coherent). */
+static atomic_uint cache_mounts;
 
 /* One invalidation to send: [off, off + len) of inode `ino` (len 0: to the end). */
 struct inval {
@@ -170,7 +253,7 @@ struct inval {
 /* ---- libfuse's messages --------------------------------------------------------------- */
 
 /* libfuse reports option and mount errors through its log function: kept here (one line)
- * so that the error value names them. The daemon is one thread. */
+ * so that the error value names them. Only the loop's thread calls libfuse. */
 static char fuse_msg[512];
 
 static void fuse_log_to_buf(enum fuse_log_level level, const char *fmt, va_list ap)
@@ -191,6 +274,20 @@ static void fuse_log_to_buf(enum fuse_log_level level, const char *fmt, va_list 
 }
 
 /* ---- nodes and the device list -------------------------------------------------------- */
+
+/* A write of the node finished (from any thread): it is dirty, its mtime now. */
+static void node_written(struct fuse_export *fx, struct node *n)
+{
+	atomic_fetch_add(&n->wgen, 1);
+	pthread_mutex_lock(&fx->stat_lock);
+	clock_gettime(CLOCK_REALTIME, &n->mtime);
+	pthread_mutex_unlock(&fx->stat_lock);
+}
+
+static bool node_dirty(struct node *n)
+{
+	return atomic_load(&n->wgen) != n->fgen;
+}
 
 static struct node *node_of(struct fuse_export *fx, fuse_ino_t ino)
 {
@@ -220,6 +317,7 @@ static struct node *node_get(struct fuse_export *fx, enum node_kind kind, const 
 	n->kind = kind;
 	n->ino = fx->nnodes + 1;
 	n->mtime = fx->mount_time;
+	n->fgen = 0;
 	n->rmw_tail = &n->rmw_head;
 	fx->nodes[fx->nnodes++] = n;
 	return n;
@@ -333,7 +431,9 @@ static void fill_stat(struct fuse_export *fx, const struct node *n, struct ulvm_
 		st->st_size = (off_t)size;
 		st->st_blocks = (blkcnt_t)(size / 512);
 		st->st_blksize = 4096;
+		pthread_mutex_lock(&fx->stat_lock);
 		st->st_mtim = st->st_ctim = n->mtime;
+		pthread_mutex_unlock(&fx->stat_lock);
 	} else {
 		st->st_mode = S_IFDIR | (fx->allow_other ? 0755 : 0700);
 		st->st_nlink =
@@ -984,7 +1084,7 @@ static void punch_start(struct fx_op *op)
 {
 	op->punch = PUNCH_DISCARD;
 	op->ppos = op->start;
-	op->f->n->dirty = true;
+	atomic_fetch_add(&op->f->n->wgen, 1);
 	submit(op, 0, ULVM_IO_DISCARD, op->start, op->end - op->start, NULL, 0);
 	if (!op->pending)
 		op_step(op);
@@ -1029,7 +1129,7 @@ static void punch_step(struct fx_op *op)
 		return;
 	}
 	op->punch = 0;
-	clock_gettime(CLOCK_REALTIME, &op->f->n->mtime);
+	node_written(op->fx, op->f->n);
 	zero_step(op);
 }
 
@@ -1045,7 +1145,7 @@ static void zero_step(struct fx_op *op)
 			punch_start(op);
 			return;
 		}
-		op->f->n->dirty = true;
+		atomic_fetch_add(&op->f->n->wgen, 1);
 		submit(op, 0, ULVM_IO_WRITE_ZEROES, op->start, op->end - op->start, NULL,
 		       op->no_unmap ? ULVM_IO_NO_UNMAP : 0);
 		if (!op->pending)
@@ -1072,8 +1172,8 @@ static void op_step(struct fx_op *op)
 		punch_step(op);
 		return;
 	}
-	if (op->kind == OP_FLUSH && !op->err)
-		op->f->n->dirty = false;
+	if (op->kind == OP_FLUSH && !op->err && op->fgen > op->f->n->fgen)
+		op->f->n->fgen = op->fgen; /* what was written before it started is stable */
 	if (op->kind == OP_READ || op->kind == OP_FLUSH || op->err) {
 		op_finish(op);
 		return;
@@ -1095,8 +1195,7 @@ static void op_step(struct fx_op *op)
 		return;
 	}
 	/* The piece is written. */
-	op->f->n->dirty = true;
-	clock_gettime(CLOCK_REALTIME, &op->f->n->mtime);
+	node_written(op->fx, op->f->n);
 	rmw_unlock(op);
 	if (op->kind == OP_ZERO)
 		zero_step(op);
@@ -1205,6 +1304,7 @@ static void fx_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
 
 static void start_flush(struct fx_op *op)
 {
+	op->fgen = atomic_load(&op->f->n->wgen);
 	submit(op, 0, ULVM_IO_FLUSH, 0, 0, NULL, 0);
 	if (!op->pending)
 		op_finish(op);
@@ -1214,7 +1314,7 @@ static void flush_req(fuse_req_t req, struct fx_file *f, bool always)
 {
 	struct fx_op *op;
 
-	if (!always && !f->n->dirty) {
+	if (!always && !node_dirty(f->n)) {
 		fuse_reply_err(req, 0);
 		return;
 	}
@@ -1245,7 +1345,7 @@ static void file_release_done(struct fx_file *f)
 	fuse_req_t req = f->release;
 	struct fx_op *op;
 
-	if (f->n->dirty && !f->release_flushed && (op = op_new(f->fx, NULL, f, OP_FLUSH))) {
+	if (node_dirty(f->n) && !f->release_flushed && (op = op_new(f->fx, NULL, f, OP_FLUSH))) {
 		start_flush(op); /* its end calls us again */
 		return;
 	}
@@ -1498,6 +1598,537 @@ void fuse_export_invalidate(struct fuse_export *fx, const struct ulvm_dev *dev,
 	pthread_mutex_unlock(&fx->q_lock);
 }
 
+/* ---- worker threads ------------------------------------------------------------------- */
+#ifdef HAVE_LIBURING
+
+static unsigned route_bucket(uint64_t unique)
+{
+	return (unsigned)(unique >> 1) % FX_ROUTE_BUCKETS; /* the kernel's ids go up by 2 */
+}
+
+static bool route_add(struct fuse_export *fx, uint64_t unique, int fd)
+{
+	struct fx_route *r = malloc(sizeof(*r));
+	unsigned b = route_bucket(unique);
+
+	if (!r)
+		return false;
+	r->unique = unique;
+	r->fd = fd;
+	pthread_mutex_lock(&fx->route_lock);
+	r->next = fx->routes[b];
+	fx->routes[b] = r;
+	pthread_mutex_unlock(&fx->route_lock);
+	return true;
+}
+
+/* The descriptor the reply to `unique` goes to: the worker's that read the request (the
+ * route is dropped with the reply; an interrupt's reply goes where its request went), else
+ * `fd`, the session's. */
+static int route_fd(struct fuse_export *fx, uint64_t unique, int fd)
+{
+	bool interrupt = unique & FX_INT_REQ_BIT;
+	uint64_t id = unique & ~(uint64_t)FX_INT_REQ_BIT;
+	struct fx_route **pp, *r;
+
+	pthread_mutex_lock(&fx->route_lock);
+	for (pp = &fx->routes[route_bucket(id)]; (r = *pp); pp = &r->next)
+		if (r->unique == id) {
+			fd = r->fd;
+			if (!interrupt) {
+				*pp = r->next;
+				free(r);
+			}
+			break;
+		}
+	pthread_mutex_unlock(&fx->route_lock);
+	return fd;
+}
+
+/* libfuse's I/O with workers: replies go to the descriptor their request came from. */
+static ssize_t fx_io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct fuse_export *fx = userdata;
+	const struct fuse_out_header *oh = iov[0].iov_base;
+
+	if (iov[0].iov_len >= sizeof(*oh) && oh->unique)
+		fd = route_fd(fx, oh->unique, fd);
+	return writev(fd, iov, count);
+}
+
+static ssize_t fx_io_read(int fd, void *buf, size_t len, void *userdata)
+{
+	(void)userdata;
+	return read(fd, buf, len);
+}
+
+static void kick(struct fuse_export *fx);
+static void session_end(struct fuse_export *fx);
+
+/* The loop's thread: run what the workers handed over, in order. */
+static void take_forwarded(void *arg, uint32_t events)
+{
+	struct fuse_export *fx = arg;
+	struct fx_fwd *d;
+
+	(void)events;
+	pthread_mutex_lock(&fx->fwd_lock);
+	d = fx->fwd_head;
+	fx->fwd_head = NULL;
+	fx->fwd_tail = &fx->fwd_head;
+	fx->fwd_posted = false;
+	pthread_mutex_unlock(&fx->fwd_lock);
+	fx->unkicked = 0;
+	fx->unkicked_bytes = 0;
+	while (d) {
+		struct fx_fwd *next = d->next;
+		if (!fx->ended) {
+			struct fuse_buf b = {.mem = d->data, .size = d->len};
+			fuse_session_process_buf(fx->se, &b);
+			kick(fx);
+		}
+		free(d);
+		d = next;
+	}
+	if (atomic_load(&fx->workers_ended))
+		session_end(fx);
+}
+
+static void forward(struct fx_worker *w, const void *req, size_t len)
+{
+	struct fuse_export *fx = w->fx;
+	const struct fuse_in_header *in = req;
+	struct fx_fwd *d = malloc(sizeof(*d) + len);
+	bool post;
+
+	if (!d) {
+		struct fuse_out_header oh = {
+		    .len = sizeof(oh), .error = -ENOMEM, .unique = in->unique};
+		if (in->opcode != FUSE_FORGET && in->opcode != FUSE_BATCH_FORGET &&
+		    in->opcode != FUSE_INTERRUPT)
+			(void)!write(w->fd, &oh, sizeof(oh));
+		return;
+	}
+	memcpy(d->data, req, len);
+	d->len = len;
+	d->next = NULL;
+	/* Requests that get an answer: it must come back on this descriptor. */
+	if (in->opcode != FUSE_FORGET && in->opcode != FUSE_BATCH_FORGET &&
+	    in->opcode != FUSE_INTERRUPT && in->opcode != FUSE_NOTIFY_REPLY &&
+	    !route_add(fx, in->unique, w->fd)) {
+		struct fuse_out_header oh = {
+		    .len = sizeof(oh), .error = -ENOMEM, .unique = in->unique};
+		(void)!write(w->fd, &oh, sizeof(oh));
+		free(d);
+		return;
+	}
+	pthread_mutex_lock(&fx->fwd_lock);
+	*fx->fwd_tail = d;
+	fx->fwd_tail = &d->next;
+	post = !fx->fwd_posted;
+	fx->fwd_posted = true;
+	pthread_mutex_unlock(&fx->fwd_lock);
+	if (post)
+		evloop_post(fx->loop, &fx->fwd_work);
+}
+
+/* A READ or WRITE a worker does on the backing file itself, from its own ring. */
+struct fx_slot {
+	uint64_t unique;
+	struct fx_file *f;
+	bool write;
+	int fd;            /* the backing file (dev_direct_enter) */
+	uint64_t off, len; /* there */
+	uint64_t done;     /* bytes transferred so far */
+	uint8_t *data;     /* the bytes: in buf, or in the adopted receive buffer */
+	void *buf, *rbase; /* a pool buffer (class cls), an adopted receive buffer */
+	unsigned cls;
+	struct fx_slot *next; /* free list */
+};
+
+static void worker_reply(struct fx_worker *w, uint64_t unique, int err, const void *data,
+                         size_t len)
+{
+	struct fuse_out_header oh = {
+	    .len = (uint32_t)(sizeof(oh) + (err ? 0 : len)), .error = err, .unique = unique};
+	struct iovec iov[2] = {{&oh, sizeof(oh)}, {(void *)(uintptr_t)data, len}};
+
+	/* ENOENT: the request was interrupted meanwhile; anything else: the session is over
+	 * (the worker sees that at its next read). */
+	(void)!writev(w->fd, iov, err || !len ? 1 : 2);
+}
+
+static void *wbuf_take(struct fx_worker *w)
+{
+	void *base = w->nfree_rbufs ? w->free_rbufs[--w->nfree_rbufs] : NULL;
+
+	if (!base && posix_memalign(&base, 4096, FX_RBUF_SIZE))
+		return NULL;
+	return base;
+}
+
+static void wbuf_put(struct fx_worker *w, void *base)
+{
+	if (w->nfree_rbufs < FX_RBUF_KEEP)
+		w->free_rbufs[w->nfree_rbufs++] = base;
+	else
+		free(base);
+}
+
+/* The receive buffer's memory: a WRITE's data then starts on a page. */
+static uint8_t *wbuf_mem(void *base)
+{
+	return (uint8_t *)base + 4096 - FX_WRITE_HDR;
+}
+
+static void slot_prep(struct fx_worker *w, struct fx_slot *s)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+
+	/* the ring has a place for every slot and the two polls */
+	if (s->write)
+		io_uring_prep_write(sqe, s->fd, s->data + s->done, (unsigned)(s->len - s->done),
+		                    s->off + s->done);
+	else
+		io_uring_prep_read(sqe, s->fd, s->data + s->done, (unsigned)(s->len - s->done),
+		                   s->off + s->done);
+	io_uring_sqe_set_data(sqe, s);
+}
+
+static void slot_free(struct fx_worker *w, struct fx_slot *s)
+{
+	if (s->buf)
+		bufpool_put(&w->pool, s->buf, s->cls);
+	if (s->rbase)
+		wbuf_put(w, s->rbase);
+	s->buf = s->rbase = NULL;
+	s->next = w->free_slots;
+	w->free_slots = s;
+	w->busy--;
+}
+
+/* A slot's I/O finished with `res` (bytes, or -errno). */
+static void slot_done(struct fx_worker *w, struct fx_slot *s, int res)
+{
+	struct fx_file *f = s->f;
+	uint64_t unique = s->unique;
+
+	if (res > 0 && s->done + (uint64_t)res < s->len) { /* short: the rest */
+		s->done += (uint64_t)res;
+		slot_prep(w, s);
+		return;
+	}
+	if (res == 0 && s->done < s->len)
+		res = -EIO; /* nothing more inside the device: cannot be */
+	/* Leave the gate, note the write, answer: nothing of the file after the answer. */
+	dev_direct_leave(f->dev);
+	if (res >= 0 && s->write)
+		node_written(w->fx, f->n);
+	if (res < 0) {
+		worker_reply(w, unique, res, NULL, 0);
+	} else if (s->write) {
+		struct fuse_write_out wo = {.size = (uint32_t)s->len};
+		worker_reply(w, unique, 0, &wo, sizeof(wo));
+	} else {
+		worker_reply(w, unique, 0, s->data, (size_t)s->len);
+	}
+	slot_free(w, s);
+}
+
+/*
+ * READ and WRITE of whole sectors on a file opened without the page cache, on a device
+ * that maps them straight onto one backing file (dev_direct_enter: a linear table, not
+ * suspended; its gate is held until the I/O is done): started on the worker's ring, answered
+ * from its completion before anything else of the file is touched (the release, which
+ * frees it, cannot come before the answer). False: the loop's thread must do it (a partial
+ * sector's read-modify-write, a thin or snapshot volume, a suspended device, a page-cache
+ * mount anywhere in the process for a write).
+ */
+static bool worker_io(struct fx_worker *w, const struct fuse_in_header *in, size_t len)
+{
+	struct fuse_export *fx = w->fx;
+	struct fx_slot *s = w->free_slots;
+	struct fx_file *f;
+	const uint8_t *wdata = NULL;
+	uint64_t off, size, foff;
+	bool write = in->opcode == FUSE_WRITE;
+	int fd;
+
+	if (!write) {
+		const struct fuse_read_in *ri = (const void *)(in + 1);
+		if (len < sizeof(*in) + sizeof(*ri))
+			return false;
+		f = (struct fx_file *)(uintptr_t)ri->fh;
+		off = ri->offset;
+		size = ri->size;
+	} else {
+		const struct fuse_write_in *wi = (const void *)(in + 1);
+		if (len < sizeof(*in) + sizeof(*wi) ||
+		    len - sizeof(*in) - sizeof(*wi) != wi->size || fx->readonly ||
+		    atomic_load(&cache_mounts))
+			return false;
+		f = (struct fx_file *)(uintptr_t)wi->fh;
+		off = wi->offset;
+		size = wi->size;
+		wdata = (const uint8_t *)(wi + 1);
+	}
+	if (!s || !f || f->cached || !size || size > FX_MAX_IO ||
+	    dev_direct_enter(f->dev, off, size, write, &fd, &foff))
+		return false;
+	w->free_slots = s->next;
+	w->busy++;
+	*s = (struct fx_slot){
+	    .unique = in->unique, .f = f, .write = write, .fd = fd, .off = foff, .len = size};
+	if (write && size >= FX_ADOPT_MIN && (uintptr_t)wdata % ULVM_IO_ALIGN == 0) {
+		void *next = wbuf_take(w);
+		if (next) { /* write it from where it arrived; the next request gets a new one */
+			s->rbase = w->base;
+			s->data = (uint8_t *)(uintptr_t)wdata;
+			w->base = next;
+		}
+	}
+	if (!s->data) {
+		s->cls = bufpool_class((uint32_t)size);
+		if (!(s->buf = bufpool_get(&w->pool, s->cls))) {
+			dev_direct_leave(f->dev);
+			slot_free(w, s);
+			return false;
+		}
+		s->data = s->buf;
+		if (write)
+			memcpy(s->data, wdata, (size_t)size);
+	}
+	slot_prep(w, s);
+	return true;
+}
+
+#define WORKER_POLL_TAG ((uint64_t)1)
+#define WORKER_STOP_TAG ((uint64_t)2)
+
+static void worker_poll(struct fx_worker *w, int fd, uint64_t tag)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+
+	io_uring_prep_poll_add(sqe, fd, POLLIN);
+	io_uring_sqe_set_data64(sqe, tag);
+}
+
+/* The session ended for this worker (ENODEV, a failed read): tell the loop's thread once. */
+static void worker_session_over(struct fx_worker *w)
+{
+	struct fuse_export *fx = w->fx;
+	bool post;
+
+	atomic_store(&fx->workers_ended, true);
+	pthread_mutex_lock(&fx->fwd_lock);
+	post = !fx->fwd_posted;
+	fx->fwd_posted = true;
+	pthread_mutex_unlock(&fx->fwd_lock);
+	if (post)
+		evloop_post(fx->loop, &fx->fwd_work);
+}
+
+/*
+ * A worker: read requests while it has slots (non-blocking, until EAGAIN), start the I/O of
+ * those it does itself, hand the rest to the loop; then wait in its ring for a completion, the
+ * descriptor's readiness or the stop. It stops once told to, or once the session is over,
+ * after what it started has finished and been answered.
+ */
+static void *worker_main(void *arg)
+{
+	struct fx_worker *w = arg;
+	bool stop = false, over = false, polling = false, warned = false;
+
+	/* (io_uring_enable_rings(), which not every liburing.so exports) */
+	if (w->disabled && syscall(__NR_io_uring_register, w->ring.ring_fd,
+	                           IORING_REGISTER_ENABLE_RINGS, NULL, 0) < 0) {
+		/* cannot happen: a ring this thread may not use; serve nothing, say so */
+		ulvm_warn("%s: a FUSE worker cannot enable its io_uring", w->fx->dir);
+		return NULL;
+	}
+	worker_poll(w, w->fx->stop_fd, WORKER_STOP_TAG);
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		unsigned head, n = 0;
+
+		while (w->free_slots && !stop && !over) {
+			size_t size = FX_RBUF_SIZE - (4096 - FX_WRITE_HDR);
+			uint8_t *mem = wbuf_mem(w->base);
+			ssize_t r = read(w->fd, mem, size);
+			const struct fuse_in_header *in = (const void *)mem;
+
+			if (r < 0 && errno == EAGAIN)
+				break;
+			if (r < 0 && (errno == EINTR || errno == ENOENT))
+				continue; /* ENOENT: interrupted before it was read */
+			if (r < 0) {      /* ENODEV: the session is over */
+				over = true;
+				worker_session_over(w);
+				break;
+			}
+			if ((size_t)r < sizeof(*in))
+				continue;
+			if ((in->opcode == FUSE_READ || in->opcode == FUSE_WRITE) &&
+			    worker_io(w, in, (size_t)r))
+				continue;
+			forward(w, mem, (size_t)r);
+		}
+		if ((stop || over) && !w->busy)
+			break;
+		if (!polling && w->free_slots && !stop && !over) {
+			worker_poll(w, w->fd, WORKER_POLL_TAG);
+			polling = true;
+		}
+		int r = io_uring_submit_and_wait(&w->ring, 1);
+		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
+			/* cannot happen with a working ring: do not spin */
+			if (!warned)
+				ulvm_warn("%s: FUSE worker: io_uring_enter: %s", w->fx->dir,
+				          strerror(-r));
+			warned = true;
+			usleep(1000);
+		}
+		io_uring_for_each_cqe(&w->ring, head, cqe)
+		{
+			uint64_t tag = io_uring_cqe_get_data64(cqe);
+
+			n++;
+			if (tag == WORKER_POLL_TAG)
+				polling = false;
+			else if (tag == WORKER_STOP_TAG)
+				stop = true;
+			else
+				slot_done(w, (struct fx_slot *)(uintptr_t)tag, cqe->res);
+		}
+		io_uring_cq_advance(&w->ring, n);
+	}
+	return NULL;
+}
+
+static void workers_stop(struct fuse_export *fx)
+{
+	uint64_t one = 1;
+
+	if (!fx->workers)
+		return;
+	if (fx->stop_fd >= 0)
+		(void)!write(fx->stop_fd, &one, sizeof(one));
+	for (unsigned i = 0; i < fx->nworkers; i++) {
+		struct fx_worker *w = &fx->workers[i];
+		if (w->started)
+			pthread_join(w->thread, NULL);
+		if (w->have_ring)
+			io_uring_queue_exit(&w->ring);
+		if (w->fd >= 0)
+			close(w->fd);
+		free(w->base);
+		while (w->nfree_rbufs)
+			free(w->free_rbufs[--w->nfree_rbufs]);
+		bufpool_drain(&w->pool);
+		free(w->slots);
+	}
+	free(fx->workers);
+	fx->workers = NULL;
+	fx->nworkers = 0;
+	if (fx->stop_fd >= 0)
+		close(fx->stop_fd);
+	fx->stop_fd = -1;
+	evloop_cancel(fx->loop, &fx->fwd_work); /* posted, not yet taken */
+	fx->fwd_posted = false;
+	/* What they handed over and the loop did not take: the session is over. */
+	while (fx->fwd_head) {
+		struct fx_fwd *d = fx->fwd_head;
+		fx->fwd_head = d->next;
+		free(d);
+	}
+	fx->fwd_tail = &fx->fwd_head;
+}
+
+static int worker_setup(struct fuse_export *fx, struct fx_worker *w)
+{
+	uint32_t master = (uint32_t)fx->fd;
+	int r;
+
+	w->fx = fx;
+	w->pool.keep = FX_POOL_KEEP / 4;
+	if ((w->fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0 ||
+	    ioctl(w->fd, FUSE_DEV_IOC_CLONE, &master) < 0)
+		return -errno;
+	if (!(w->slots = calloc(FX_WORKER_DEPTH, sizeof(*w->slots))) ||
+	    posix_memalign(&w->base, 4096, FX_RBUF_SIZE))
+		return -ENOMEM;
+	for (unsigned i = 0; i < FX_WORKER_DEPTH; i++) {
+		w->slots[i].next = w->free_slots;
+		w->free_slots = &w->slots[i];
+	}
+	/* One thread submits and reaps: completions are run only when it waits for them (no
+	 * interrupt of its work). The ring's one submitter is the thread that enables it (the
+	 * worker); plain flags on kernels without these. */
+	r = io_uring_queue_init(FX_WORKER_DEPTH + 2, &w->ring,
+	                        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
+	                            IORING_SETUP_R_DISABLED);
+	w->disabled = r >= 0;
+	if (r == -EINVAL)
+		r = io_uring_queue_init(FX_WORKER_DEPTH + 2, &w->ring, 0);
+	if (r < 0)
+		return r;
+	w->have_ring = true;
+	return 0;
+}
+
+/* Start `n` workers, each on its clone of the session (FUSE_DEV_IOC_CLONE); replies of
+ * what they hand to the loop go back through fx_io_writev. Without them (an old kernel, no
+ * memory) the loop's thread serves everything, as with none asked for. */
+static bool workers_start(struct fuse_export *fx, unsigned n)
+{
+	static const struct fuse_custom_io io = {.writev = fx_io_writev, .read = fx_io_read};
+	unsigned started = 0;
+	int r = 0;
+
+	if (!n)
+		return false;
+	if ((fx->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    !(fx->workers = calloc(n, sizeof(*fx->workers)))) {
+		r = fx->stop_fd < 0 ? -errno : -ENOMEM;
+		goto fail;
+	}
+	evloop_work_init(&fx->fwd_work, take_forwarded, fx);
+	fx->nworkers = n;
+	for (unsigned i = 0; i < n; i++)
+		fx->workers[i].fd = -1;
+	for (unsigned i = 0; i < n && !r; i++)
+		r = worker_setup(fx, &fx->workers[i]);
+	if (!r && (r = fuse_session_custom_io(fx->se, &io, fx->fd)) > 0)
+		r = -EINVAL;
+	/* Once one runs it reads requests (INIT among them): keep those that started. */
+	for (unsigned i = 0; i < n && !r; i++, started++) {
+		struct fx_worker *w = &fx->workers[i];
+		if ((r = -pthread_create(&w->thread, NULL, worker_main, w)))
+			break;
+		w->started = true;
+	}
+	if (started)
+		return true;
+fail:
+	ulvm_warn("%s: no FUSE worker threads (%s): the event loop serves all requests", fx->dir,
+	          strerror(-r));
+	workers_stop(fx);
+	return false;
+}
+#else /* no io_uring: the loop's thread serves everything */
+static bool workers_start(struct fuse_export *fx, unsigned n)
+{
+	(void)fx;
+	(void)n;
+	return false;
+}
+
+static void workers_stop(struct fuse_export *fx)
+{
+	(void)fx;
+}
+#endif
+
 /* ---- the session ------------------------------------------------------------------------ */
 
 static void fx_init(void *userdata, struct fuse_conn_info *conn)
@@ -1569,7 +2200,9 @@ static void session_end(struct fuse_export *fx)
 		return;
 	fx->ended = true;
 	fuse_session_exit(fx->se); /* replies to a gone connection are not complained of */
-	evloop_del(fx->loop, fx->fd);
+	if (fx->watching)
+		evloop_del(fx->loop, fx->fd);
+	fx->watching = false;
 	if (!fx->inflight)
 		evloop_defer(fx->loop, &fx->tell);
 }
@@ -1642,6 +2275,15 @@ static void free_parts(struct fuse_export *fx)
 		free(fx->nodes[i]);
 	}
 	free(fx->nodes);
+	for (unsigned b = 0; b < FX_ROUTE_BUCKETS; b++)
+		while (fx->routes[b]) {
+			struct fx_route *r = fx->routes[b];
+			fx->routes[b] = r->next;
+			free(r);
+		}
+	pthread_mutex_destroy(&fx->route_lock);
+	pthread_mutex_destroy(&fx->fwd_lock);
+	pthread_mutex_destroy(&fx->stat_lock);
 	free(fx->dir);
 	free(fx);
 }
@@ -1653,6 +2295,7 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 	struct strbuf opts;
 	char *argv[4] = {"ulvm", "-o", NULL, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
+	bool started = false;
 	int r, fl;
 
 	*out = NULL;
@@ -1667,6 +2310,11 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 			r = ulvm_error(-ENOMEM, "out of memory");
 			goto fail;
 		}
+	pthread_mutex_init(&fx->stat_lock, NULL);
+	pthread_mutex_init(&fx->fwd_lock, NULL);
+	pthread_mutex_init(&fx->route_lock, NULL);
+	fx->fwd_tail = &fx->fwd_head;
+	fx->stop_fd = -1;
 	fx->loop = loop;
 	fx->ctx = ctx;
 	fx->ops = *ops;
@@ -1716,15 +2364,27 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 		fuse_session_unmount(fx->se);
 		goto fail;
 	}
+	/* Worker threads: one per CPU by default; none in page-cache mode, whose reads and
+	 * writes all go through the loop (the invalidations depend on it). With them, they
+	 * read every request; else the loop does. */
+	if (!fx->cache && o->workers >= 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		started = workers_start(
+		    fx, o->workers ? MIN((unsigned)o->workers, FX_MAX_WORKERS)
+		                   : (unsigned)MIN(MAX(cpus, 1L), (long)FX_MAX_WORKERS));
+	}
 	fl = fcntl(fx->fd, F_GETFL);
-	if (fl < 0 || fcntl(fx->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
-	    (r = evloop_add(loop, fx->fd, EPOLLIN, on_readable, fx))) {
+	if (!started && (fl < 0 || fcntl(fx->fd, F_SETFL, fl | O_NONBLOCK) < 0 ||
+	                 (r = evloop_add(loop, fx->fd, EPOLLIN, on_readable, fx)))) {
 		r = ulvm_error(-errno ? -errno : -EIO, "%s: cannot watch the FUSE session: %s",
 		               o->dir, strerror(errno));
 		notifier_stop(fx);
 		fuse_session_unmount(fx->se);
 		goto fail;
 	}
+	fx->watching = !started;
+	if (fx->cache)
+		atomic_fetch_add(&cache_mounts, 1);
 	sb_free(&opts);
 	*out = fx;
 	return 0;
@@ -1744,8 +2404,13 @@ void fuse_export_free(struct fuse_export *fx)
 	if (!fx->ended) {
 		fx->ended = true;
 		fuse_session_exit(fx->se);
-		evloop_del(fx->loop, fx->fd);
+		if (fx->watching)
+			evloop_del(fx->loop, fx->fd);
+		fx->watching = false;
 	}
+	workers_stop(fx); /* what they were doing is answered */
+	if (fx->cache)
+		atomic_fetch_sub(&cache_mounts, 1);
 	fx->told = true; /* the owner is freeing it */
 	evloop_cancel(fx->loop, &fx->tell);
 	/* What is in flight finishes first (its replies go nowhere once the connection is
@@ -1754,9 +2419,10 @@ void fuse_export_free(struct fuse_export *fx)
 		;
 	while (fx->files) {
 		struct fx_file *f = fx->files;
-		if (f->n->dirty && ulvm_dev_flush(f->dev))
+		uint64_t gen = atomic_load(&f->n->wgen);
+		if (node_dirty(f->n) && ulvm_dev_flush(f->dev))
 			ulvm_warn("%s", ulvm_last_error());
-		f->n->dirty = false;
+		f->n->fgen = gen;
 		if (f->release) {
 			fuse_req_t req = f->release;
 			file_free(f);

@@ -83,6 +83,9 @@ struct fuse_export_opts {
 	uid_t uid;        /* owner of the files and directories */
 	gid_t gid;
 	bool cache; /* page-cache mode (-o cache): see "Page cache" above */
+	/* Worker threads serving READ and WRITE besides the event loop: 0 one per CPU (at
+	 * most 4), < 0 none (-o workers=N; workers=0 is none). */
+	int workers;
 };
 
 /* Mount `o->dir` and serve it on `loop`, with the devices of `ctx`. Errors name the
