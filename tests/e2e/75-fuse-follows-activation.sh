@@ -99,7 +99,7 @@ assert_eq "$(md5sum <"$T/pq")" "$(md5sum <"$DIR/$VG/one")" "mounted again"
 # succeeds.
 L=$(losetup -f --show "$DIR/$VG/one")
 FUSE_LOOPS+=("$L")
-mkfs.ext4 -q -F "$L"
+mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$L" # no later writes of its own
 mkdir -p "$T/ext"
 mount "$L" "$T/ext"
 EXT_MNTS+=("$T/ext")
