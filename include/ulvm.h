@@ -475,6 +475,25 @@ int ulvm_lv_activate(struct ulvm_vg *vg, struct ulvm_lv *lv, bool on, bool *vg_c
 int ulvm_lv_refresh(struct ulvm_vg *vg, struct ulvm_lv *lv);
 /* Remove the VG's pool metadata spare (lvremove of lvolN_pmspare, after LVM2's question). */
 int ulvm_thin_spare_remove(struct ulvm_vg *vg, struct ulvm_lv *spare);
+/* lvconvert --repair of an inactive pool, as LVM2 runs thin_repair: the metadata, read as
+ * far as it can be, is rebuilt into the VG's spare (made first when there is none), which
+ * becomes the pool's tmeta under the old tmeta's name and UUID; the old tmeta stays as the
+ * visible LV POOL_metaN and a new spare is made unless no_spare. Commit afterwards. */
+struct ulvm_thin_repair_params {
+	const char *const *pvs; /* where a new spare may go (NULL: anywhere) */
+	size_t npvs;
+	bool no_spare; /* --poolmetadataspare n */
+};
+struct ulvm_thin_repair_result {
+	char backup_name[128];            /* POOL_metaN, the unrepaired metadata */
+	char spare_dm[300];               /* the repaired copy's device name before the swap */
+	uint64_t repaired_transaction_id; /* the repaired superblock's */
+	bool transaction_mismatch;        /* neither the VG's transaction id nor one above */
+	bool spare_made;                  /* there was no spare: one was made for the repair */
+};
+int ulvm_thin_pool_repair(struct ulvm_vg *vg, struct ulvm_lv *pool,
+                          const struct ulvm_thin_repair_params *p,
+                          struct ulvm_thin_repair_result *res);
 struct ulvm_thin_pool_status {
 	uint64_t transaction_id, used_metadata, total_metadata, used_data, total_data;
 	bool read_only, out_of_data, needs_check;

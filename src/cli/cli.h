@@ -279,6 +279,9 @@ int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
                       const struct ulvm_lv_params *p);
 /* lvextend --use-policies of a thin pool: LVM2's activation/thin_pool_autoextend_threshold
  * and _percent decide whether and by how much its data and metadata grow. */
+/* lvconvert --repair VG/POOL [PV...] of an inactive thin pool, as LVM2's (thin_repair into
+ * the spare, swapped in as the tmeta; the old one kept as POOL_metaN). */
+int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare);
 int cli_lvextend_policies(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
                           const struct ulvm_lv_params *p);
 /* Those two settings from lvm.conf (and --config), as LVM2 clamps them. */

@@ -1427,8 +1427,10 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	                                   {"mergesnapshot", no_argument, NULL, 7100},
 	                                   {"interval", required_argument, NULL, 'i'},
 	                                   {"background", no_argument, NULL, 'b'},
+	                                   {"repair", no_argument, NULL, 7101},
+	                                   {"poolmetadataspare", required_argument, NULL, 7102},
 	                                   {0}};
-	bool merge = false, background = false;
+	bool merge = false, background = false, repair = false, no_spare = false;
 	int opt, r, rc = ECMD_PROCESSED;
 
 	merge_poll.interval = cli_polling_interval; /* -i wins */
@@ -1438,6 +1440,15 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			continue;
 		if (opt == 7100) {
 			merge = true;
+		} else if (opt == 7101) {
+			repair = true;
+		} else if (opt == 7102) {
+			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
+				fprintf(stderr, "  Invalid argument for --poolmetadataspare: %s\n",
+				        optarg);
+				return EINVALID_CMD_LINE;
+			}
+			no_spare = optarg[0] == 'n';
 		} else if (opt == 'b') {
 			background = true;
 		} else if (opt == 'i') {
@@ -1462,8 +1473,11 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	if (merge_poll.interval)
 		cli_verbose(c, 1, "Checking progress %s waiting every %u seconds.",
 		            merge_poll.wait_first ? "after" : "before", merge_poll.interval);
+	if (repair && !merge && optind < argc)
+		return cli_lvconvert_repair(c, argc - optind, argv + optind, no_spare);
 	if (!merge || optind >= argc) {
-		fprintf(stderr, "  Usage: ulvm lvconvert --mergesnapshot VG/SNAPSHOT...\n");
+		fprintf(stderr, "  Usage: ulvm lvconvert --mergesnapshot VG/SNAPSHOT...\n"
+		                "         ulvm lvconvert --repair VG/POOL [PV...]\n");
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = cli_open_ctx(c)))

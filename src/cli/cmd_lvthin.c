@@ -885,3 +885,60 @@ void cli_lvresized_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, u
 	if (pool && lv->le_count > old)
 		warn_overprovisioning(vg, pool);
 }
+
+/* ---- lvconvert --repair ---- */
+
+int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare)
+{
+	struct ulvm_thin_repair_params p = {.pvs = argc > 1 ? (const char *const *)argv + 1 : NULL,
+	                                    .npvs = argc > 1 ? (size_t)argc - 1 : 0,
+	                                    .no_spare = no_spare};
+	struct ulvm_thin_repair_result res;
+	struct ulvm_thin_pool_info pi;
+	char vgn[256], lvn[256];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	int r;
+
+	if (cli_split_lv(argv[0], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", argv[0]);
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+		return cli_fail(r);
+	if (!(lv = ulvm_lv_find(vg, lvn))) {
+		ulvm_vg_close(vg);
+		return cli_fail(
+		    ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn, lvn));
+	}
+	if (!ulvm_lv_is_thin_pool(lv)) {
+		/* As LVM2's command matcher: only thin pools here (no raid, mirror, cache). */
+		fprintf(stderr, "  Command on LV %s/%s does not accept LV type %s.\n", vgn, lvn,
+		        ulvm_lv_segtype(lv));
+		fprintf(stderr, "  Command not permitted on LV %s/%s.\n", vgn, lvn);
+		ulvm_vg_close(vg);
+		return ECMD_FAILED;
+	}
+	ulvm_thin_pool_get(vg, lv, &pi);
+	r = ulvm_thin_pool_repair(vg, lv, &p, &res);
+	if (!r && res.transaction_mismatch)
+		/* LVM2 says so as an error and goes on: the swap is still done */
+		fprintf(stderr,
+		        "  Transaction id %lld from pool \"%s/%s\" does not match repaired "
+		        "transaction id %llu from /dev/mapper/%s.\n",
+		        (long long)pi.transaction_id, vgn, lvn,
+		        (unsigned long long)res.repaired_transaction_id, res.spare_dm);
+	if (!r)
+		r = ulvm_vg_commit(vg, cli_description(c));
+	if (!r) {
+		ulvm_warn("LV %s/%s holds a backup of the unrepaired metadata. Use lvremove when "
+		          "no longer required.",
+		          vgn, res.backup_name);
+		if (vg->npvs > 1)
+			ulvm_warn("New metadata LV %s/%s_tmeta might use different PVs.  Move it "
+			          "with pvmove if required.",
+			          vgn, lvn);
+	}
+	ulvm_vg_close(vg);
+	return r ? cli_fail(r) : ECMD_PROCESSED;
+}

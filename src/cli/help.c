@@ -406,7 +406,8 @@ static const struct help_cmd help_cmds[] = {
      "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
      "userspace device-mapper, held by ulvmd when it runs."},
     {"lvconvert", "Change logical volume layout", STYLE_LVM,
-     FORMS({"Merge COW snapshot LV into its origin.", "--mergesnapshot LV ...", NULL}),
+     FORMS({"Merge COW snapshot LV into its origin.", "--mergesnapshot LV ...", NULL},
+           {"Repair a thin pool.", "--repair LV [PV ...]", NULL}),
      OPTS(O_NOUDEVSYNC,
           {0, "mergesnapshot", NULL,
            "Merge the snapshot back into its origin (also spelt --merge): at once when the "
@@ -420,7 +421,13 @@ static const struct help_cmd help_cmds[] = {
           {'b', "background", NULL,
            "Return once the merge has started; a background process waits for it and "
            "finishes it.",
-           0}),
+           0},
+          {0, "repair", NULL,
+           "Repair an inactive thin pool's metadata into the pool metadata spare, which "
+           "becomes its metadata LV; the old one is kept as POOL_metaN.",
+           0},
+          {0, "poolmetadataspare", "y|n",
+           "Whether a new pool metadata spare is made after --repair (default y).", 0}),
      "Merges a snapshot into its origin, as LVM2's lvconvert does: the origin gets the "
      "snapshot-merge target, which copies the snapshot's chunks back (in ulvmd when it runs, "
      "else in this command); the snapshot is then removed. A merge into an origin that is "

@@ -44,7 +44,7 @@ static const struct command commands[] = {
     {"lvs", cmd_lvs, "Report LVs"},
     {"lvdisplay", cmd_lvdisplay, "Display LV attributes"},
     {"lvchange", cmd_lvchange, "Change LV attributes: tags, activation (-ay/-an)"},
-    {"lvconvert", cmd_lvconvert, "Merge a snapshot into its origin (--merge)"},
+    {"lvconvert", cmd_lvconvert, "Merge a snapshot (--merge), repair a thin pool (--repair)"},
     {"vgchange", cmd_vgchange, "Activate or deactivate a VG's LVs; VG tags"},
     {"dmsetup", cmd_dmsetup,
      "Userspace device-mapper: create, table, status, ls, remove, suspend, resume, reload"},

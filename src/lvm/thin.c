@@ -1335,3 +1335,137 @@ int ulvm_thin_spare_remove(struct ulvm_vg *vg, struct ulvm_lv *spare)
 	vg_drop_lv(vg, spare);
 	return 0;
 }
+
+/* ---- lvconvert --repair ---- */
+
+/* LVM2's generate_lv_name for "PREFIX%d": one above the highest N in use. */
+static void next_numbered_name(const struct ulvm_vg *vg, const char *prefix, char *out, size_t len)
+{
+	size_t k = strlen(prefix);
+	long high = -1;
+
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		const char *n = vg->lvs[i]->name;
+		char *end;
+		long v;
+		if (strncmp(n, prefix, k) || n[k] < '0' || n[k] > '9')
+			continue;
+		v = strtol(n + k, &end, 10);
+		if (v > high)
+			high = v;
+	}
+	snprintf(out, len, "%s%ld", prefix, high + 1);
+}
+
+/* What thin_repair does: the old metadata dumped as far as it can be read, restored onto
+ * `to` (fresh space maps, built from the mappings found). */
+static int repair_into(const struct ulvm_vg *vg, const struct ulvm_lv *pool,
+                       const struct ulvm_lv *from, const struct ulvm_lv *to, uint64_t *tid)
+{
+	struct thin_dump_opts o = {.repair = true};
+	struct bdev *in = NULL, *out = NULL;
+	char *xml = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	if ((r = metadata_bdev(vg, from, BDEV_RDONLY | BDEV_NO_DIRECT, &in)))
+		return r;
+	if (!(f = open_memstream(&xml, &len))) {
+		bdev_close(in);
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	r = thin_dump_xml(in, &o, f);
+	if (fclose(f) && !r)
+		r = ulvm_error(-ENOMEM, "out of memory");
+	bdev_close(in);
+	if (!r && !(r = metadata_bdev(vg, to, BDEV_NO_DIRECT, &out))) {
+		r = thin_restore_xml(xml, len, out);
+		if (!r)
+			r = bdev_flush(out);
+	}
+	if (!r) {
+		struct thin_disk_superblock *sb = bdev_alloc_buffer(4096);
+		if (!sb)
+			r = ulvm_error(-ENOMEM, "out of memory");
+		else if (!(r = bdev_read(out, sb, 4096, 0)))
+			*tid = le64_to_cpu(sb->trans_id);
+		free(sb);
+	}
+	bdev_close(out);
+	free(xml);
+	if (r) {
+		/* what thin_repair would have said first */
+		ulvm_log(ULVM_LOG_ERROR, "%s", ulvm_last_error());
+		r = ulvm_error(r < 0 ? r : -EIO,
+		               "Repair of thin metadata volume of thin pool %s/%s failed "
+		               "(status:1). Manual repair required!",
+		               vg->name, pool->name);
+	}
+	return r;
+}
+
+int ulvm_thin_pool_repair(struct ulvm_vg *vg, struct ulvm_lv *pool,
+                          const struct ulvm_thin_repair_params *p,
+                          struct ulvm_thin_repair_result *res)
+{
+	struct ulvm_thin_pool_info pi;
+	struct ulvm_lv *meta, *spare;
+	char name[LVM_NAME_MAX + 1], prefix[LVM_NAME_MAX + 1], *t;
+	char uuid[sizeof(meta->uuid)];
+	uint64_t tid = 0;
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	if (!ulvm_lv_is_thin_pool(pool))
+		return ulvm_error(-EINVAL, "Logical volume %s/%s is not a thin pool.", vg->name,
+		                  pool->name);
+	ulvm_thin_pool_get(vg, pool, &pi);
+	if (!(meta = pi.metadata_lv))
+		return ulvm_error(-EINVAL, "Thin pool %s/%s has no metadata LV", vg->name,
+		                  pool->name);
+	if (ulvm_lv_active(vg, pool))
+		return ulvm_error(-EBUSY,
+		                  "Active pools cannot be repaired.  Use lvchange -an first.");
+	/* The spare receives the repaired metadata: made first when there is none. */
+	if (!(spare = ulvm_thin_pool_spare(vg))) {
+		if ((r = update_spare(vg, meta->le_count, NULL, p->npvs, p->pvs)))
+			return r;
+		if (!(spare = ulvm_thin_pool_spare(vg)))
+			return ulvm_error(-ENOSPC, "Cannot create pool metadata spare for %s/%s.",
+			                  vg->name, pool->name);
+		res->spare_made = true;
+	}
+	if ((r = repair_into(vg, pool, meta, spare, &tid)))
+		return r;
+	res->repaired_transaction_id = tid;
+	res->transaction_mismatch =
+	    tid != (uint64_t)pi.transaction_id && tid - 1 != (uint64_t)pi.transaction_id;
+	ulvm_lv_dm_name(vg->name, spare->name, res->spare_dm, sizeof(res->spare_dm));
+	/* The spare leaves the spare's role (visible, so it is no longer the spare), and a new
+	 * spare is made for the next repair, as LVM2's handle_pool_metadata_spare. */
+	if ((r = strlist_add(&spare->status, "VISIBLE")))
+		return r;
+	if (!p->no_spare && (r = update_spare(vg, 0, NULL, p->npvs, p->pvs)))
+		return r;
+	/* Swap the identities (name and UUID) of the old tmeta and the repaired copy: the
+	 * repaired one becomes the pool's tmeta under the old UUID; the old one, visible, is
+	 * POOL_metaN (LVM2's swap_lv_identifiers, then lv_rename_update). */
+	snprintf(prefix, sizeof(prefix), "%s_meta", pool->name);
+	next_numbered_name(vg, prefix, name, sizeof(name));
+	if (!(t = strdup(name)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	free(spare->name);
+	spare->name = meta->name;
+	meta->name = t;
+	memcpy(uuid, meta->uuid, sizeof(uuid));
+	memcpy(meta->uuid, spare->uuid, sizeof(uuid));
+	memcpy(spare->uuid, uuid, sizeof(uuid));
+	strlist_del(&spare->status, "VISIBLE");
+	if (!ulvm_strlist_has(&meta->status, "VISIBLE") &&
+	    (r = strlist_add(&meta->status, "VISIBLE")))
+		return r;
+	vg_update_derived(vg);
+	snprintf(res->backup_name, sizeof(res->backup_name), "%s", meta->name);
+	return 0;
+}
