@@ -282,6 +282,10 @@ int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 /* lvconvert --repair VG/POOL [PV...] of an inactive thin pool, as LVM2's (thin_repair into
  * the spare, swapped in as the tmeta; the old one kept as POOL_metaN). */
 int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare);
+/* lvchange --monitor y|n: ulvmd's monitor watches the active pool of `lv` (a pool or a thin
+ * LV) or not, as LVM2 registers it with dmeventd; lvs -o seg_monitor's value for `seg`. */
+int cli_thin_monitor(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);
+const char *cli_seg_monitor(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct ulvm_seg *seg);
 int cli_lvextend_policies(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
                           const struct ulvm_lv_params *p);
 /* Those two settings from lvm.conf (and --config), as LVM2 clamps them. */

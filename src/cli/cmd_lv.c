@@ -1141,8 +1141,9 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"select", required_argument, NULL, 'S'},
 	                                   {"permission", required_argument, NULL, 'p'},
 	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
+	                                   {"monitor", required_argument, NULL, 8002},
 	                                   {0}};
-	const char *perm = NULL;
+	const char *perm = NULL, *monitor = NULL;
 	const char *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
@@ -1168,6 +1169,15 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		}
 		if (opt == 'K') {
 			c->ignore_activation_skip = true;
+			continue;
+		}
+		if (opt == 8002) {
+			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
+				fprintf(stderr, "  Invalid argument for --monitor: %s\n", optarg);
+				fprintf(stderr, "  Error during parsing of command line.\n");
+				return EINVALID_CMD_LINE;
+			}
+			monitor = optarg;
 			continue;
 		}
 		if (opt == 8000 && nadd < ARRAY_SIZE(add))
@@ -1227,6 +1237,9 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 			r = cli_merge_poll(
 			    c, vg,
 			    ulvm_lv_snapshot(vg, lv, &snap) && snap.origin ? snap.origin : lv);
+		/* after an activation: ulvmd watches the pool, or not (dmeventd's registration) */
+		if (!r && monitor)
+			r = cli_thin_monitor(c, vg, lv, monitor[0] == 'y');
 		if (r) {
 			cli_fail(r);
 			rc = ECMD_FAILED;

@@ -942,3 +942,56 @@ int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare)
 	ulvm_vg_close(vg);
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
+
+/* ---- monitoring (lvchange --monitor, lvs -o seg_monitor) ---- */
+
+/* The thin pool device ulvmd's monitor would watch for `lv` (a pool, or a thin LV's pool),
+ * when active; false otherwise. */
+static bool monitored_device(struct ulvm_vg *vg, struct ulvm_lv *lv, char *name, size_t len)
+{
+	struct ulvm_lv *pool = ulvm_lv_is_thin(lv) ? ulvm_thin_pool_of(vg, lv) : lv;
+	char uuid[ULVM_DM_UUID_LEN];
+
+	if (!ulvm_lv_is_thin_pool(pool) || !ulvm_lv_active(vg, pool))
+		return false;
+	ulvm_lv_state_device(vg, pool, name, len, uuid, sizeof(uuid));
+	return true;
+}
+
+int cli_thin_monitor(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on)
+{
+	char name[300], *reply = NULL;
+	int r;
+
+	if (c->test || !monitored_device(vg, lv, name, sizeof(name)))
+		return 0; /* as LVM2: nothing to (un)register for an inactive or other LV */
+	r = ulvm_control_call("monitor", name, on ? "y" : "n", &reply);
+	free(reply);
+	if (r == -ENOTCONN) {
+		ulvm_warn("ulvmd is not running: nothing monitors %s/%s.", vg->name, lv->name);
+		return 0;
+	}
+	return r;
+}
+
+const char *cli_seg_monitor(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct ulvm_seg *seg)
+{
+	char name[300], *reply = NULL;
+	const char *s = "not monitored";
+	struct ulvm_snapshot snap;
+
+	/* LVM2: empty for segments no dmeventd plugin watches (thin LVs among them) and for
+	 * inactive LVs. Snapshots have a plugin in LVM2, not in ulvmd: never monitored. */
+	if (ulvm_lv_is_thin_pool(lv) && seg == &lv->segs[0]) {
+		if (!monitored_device(vg, lv, name, sizeof(name)))
+			return "";
+		if (!ulvm_control_call("monitor", name, "", &reply) && reply &&
+		    !strncmp(reply, "monitored", 9))
+			s = "monitored";
+		free(reply);
+		return s;
+	}
+	if (ulvm_lv_snapshot(vg, lv, &snap) && snap.cow == lv && ulvm_lv_active(vg, lv))
+		return s;
+	return "";
+}

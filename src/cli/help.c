@@ -402,7 +402,11 @@ static const struct help_cmd help_cmds[] = {
           O_ADDTAG("LV"), O_DELTAG("LV"), O_SELECT,
           {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0},
           {'K', "ignoreactivationskip", NULL,
-           "Activate LVs flagged to be skipped (thin snapshots).", 0}),
+           "Activate LVs flagged to be skipped (thin snapshots).", 0},
+          {0, "monitor", "y|n",
+           "Whether ulvmd's monitor watches the LV's active thin pool (dmeventd's "
+           "registration; lvs -o seg_monitor shows it).",
+           0}),
      "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
      "userspace device-mapper, held by ulvmd when it runs."},
     {"lvconvert", "Change logical volume layout", STYLE_LVM,

@@ -735,6 +735,12 @@ static void f_zero(struct cli *c, const struct row *r, struct strbuf *o)
 	else if (info.zero)
 		sb_puts(o, "zero");
 }
+static void f_seg_monitor(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (r->seg)
+		sb_puts(o, cli_seg_monitor(r->vg, r->lv, r->seg));
+}
 static void f_lv_metadata_size(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	struct ulvm_lv_info info;
@@ -994,6 +1000,7 @@ static const struct field fields[] = {
     {"transaction_id", "TransId", F_NUM, O_SEG, 0, f_transaction_id},
     {"discards", "Discards", F_STR, O_SEG, 0, f_discards},
     {"zero", "Zero", F_STR, O_SEG, 0, f_zero},
+    {"seg_monitor", "Monitor", F_STR, O_SEG, 0, f_seg_monitor},
     {"lv_metadata_size", "MSize", F_SIZ, O_LV, 0, f_lv_metadata_size},
     {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
     {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},

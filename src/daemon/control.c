@@ -322,12 +322,18 @@ static int do_request(struct ulvmd *d, const char *verb, const char *name, const
 		return ulvm_active_load(d->ctx, name, payload);
 	if (!strcmp(verb, "suspend") || !strcmp(verb, "resume"))
 		return ulvm_active_suspend(name, verb[0] == 's');
-	if (!strcmp(verb, "remove"))
-		return ulvm_active_remove(d->ctx, name);
+	if (!strcmp(verb, "remove")) {
+		/* a pool deactivated is watched again when it comes back (LVM2 registers it) */
+		if (!(r = ulvm_active_remove(d->ctx, name)))
+			monitor_request(d->monitor, name, "y", reply);
+		return r;
+	}
 	if (!strcmp(verb, "rename")) /* payload: the new name */
 		return ulvm_active_rename(d->ctx, name, payload);
 	if (!strcmp(verb, "setuuid")) /* payload: the UUID */
 		return ulvm_active_set_uuid(d->ctx, name, payload);
+	if (!strcmp(verb, "monitor")) /* payload: "y", "n", or "" to ask (daemon/monitor.h) */
+		return monitor_request(d->monitor, name, payload, reply);
 	if (!(dev = find_dev(d, name, &r)))
 		return r;
 	if (!strcmp(verb, "table") || !strcmp(verb, "status")) {

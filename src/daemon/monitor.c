@@ -37,7 +37,26 @@ struct monitor {
 	char *command, *devices;
 	struct evloop_timer timer;
 	struct pool_watch *pools;
+	/* Pools `lvchange --monitor n` took off the watch, until their device goes (LVM2
+	 * registers a pool with dmeventd again when it is activated next). */
+	char **off;
+	size_t noff;
 };
+
+static size_t off_find(const struct monitor *m, const char *dev)
+{
+	size_t i = 0;
+
+	while (i < m->noff && strcmp(m->off[i], dev))
+		i++;
+	return i;
+}
+
+static void off_drop(struct monitor *m, size_t i)
+{
+	free(m->off[i]);
+	m->off[i] = m->off[--m->noff];
+}
 
 static long long make_percent(uint64_t used, uint64_t total)
 {
@@ -195,7 +214,8 @@ static void check_pool(struct monitor *m, const char *name)
 	char *text = NULL;
 	long long data, meta, limit = (long long)m->o.threshold * PERCENT_1;
 
-	if (!dev || ulvm_active_info(name, NULL, NULL, &suspended) || suspended)
+	if (!dev || off_find(m, name) < m->noff || ulvm_active_info(name, NULL, NULL, &suspended) ||
+	    suspended)
 		return;
 	if (ulvm_dev_table(dev, true, &text) || !strstr(text, " thin-pool ") ||
 	    ulvm_thin_pool_status(text, &st) || st.failed || !(w = watch_of(m, name))) {
@@ -226,6 +246,11 @@ static void tick(void *arg, uint32_t events)
 			check_pool(m, names[i]);
 		ulvm_active_list_free(names, n);
 	}
+	for (size_t i = 0; i < m->noff;)
+		if (!ulvm_dev_find(m->ctx, m->off[i]))
+			off_drop(m, i);
+		else
+			i++;
 	/* Pools gone (deactivated, removed) are forgotten once their child is done. */
 	for (struct pool_watch **pp = &m->pools; *pp;) {
 		struct pool_watch *w = *pp;
@@ -282,7 +307,58 @@ void monitor_free(struct monitor *m)
 		sb_free(&w->out);
 		free(w);
 	}
+	while (m->noff)
+		off_drop(m, m->noff - 1);
+	free(m->off);
 	free(m->command);
 	free(m->devices);
 	free(m);
+}
+
+/* Whether `dev` is a thin pool the daemon holds (its own table, not a layer above it). */
+static bool is_pool(struct monitor *m, const char *dev)
+{
+	struct ulvm_dev *d = ulvm_dev_find(m->ctx, dev);
+	char *text = NULL;
+	bool r = d && !ulvm_dev_table(d, false, &text) && strstr(text, " thin-pool ");
+
+	free(text);
+	return r;
+}
+
+int monitor_request(struct monitor *m, const char *dev, const char *arg, struct strbuf *reply)
+{
+	size_t i;
+
+	if (!dev || !*dev)
+		return ulvm_error(-EINVAL, "monitor: no device named");
+	if (!m) {
+		if (arg && *arg == 'y')
+			return ulvm_error(-ENOTSUP,
+			                  "ulvmd monitors no thin pools (activation/monitoring = 0 "
+			                  "or serve --ignoremonitoring): %s is not monitored",
+			                  dev);
+		sb_puts(reply, "not monitored\n");
+		return 0;
+	}
+	i = off_find(m, dev);
+	if (arg && *arg == 'n') {
+		char **nv, *copy;
+		if (i < m->noff || !is_pool(m, dev))
+			return 0;
+		if (!(copy = strdup(dev)) || !(nv = realloc(m->off, (m->noff + 1) * sizeof(*nv)))) {
+			free(copy);
+			return ulvm_error(-ENOMEM, "out of memory");
+		}
+		m->off = nv;
+		m->off[m->noff++] = copy;
+		return 0;
+	}
+	if (arg && *arg == 'y') {
+		if (i < m->noff)
+			off_drop(m, i);
+		return 0;
+	}
+	sb_puts(reply, i == m->noff && is_pool(m, dev) ? "monitored\n" : "not monitored\n");
+	return 0;
 }

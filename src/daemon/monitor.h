@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "../evloop/evloop.h"
+#include "../util/util.h"
 
 struct monitor_opts {
 	bool enabled;         /* activation/monitoring */
@@ -33,5 +34,10 @@ struct monitor;
 int monitor_new(struct ulvm_ctx *ctx, struct evloop *loop, const struct monitor_opts *o,
                 struct monitor **out);
 void monitor_free(struct monitor *m);
+/* The control socket's `monitor DEV` (lvchange --monitor, lvs -o seg_monitor): payload "y"
+ * puts thin pool DEV back on the watch, "n" takes it off until the device goes (as LVM2
+ * unregisters it from dmeventd), "" replies "monitored" or "not monitored". `m` may be
+ * NULL (monitoring off: nothing is monitored). */
+int monitor_request(struct monitor *m, const char *dev, const char *arg, struct strbuf *reply);
 
 #endif
