@@ -338,7 +338,8 @@ int monitor_request(struct monitor *m, const char *dev, const char *arg, struct 
 			                  "ulvmd monitors no thin pools (activation/monitoring = 0 "
 			                  "or serve --ignoremonitoring): %s is not monitored",
 			                  dev);
-		sb_puts(reply, "not monitored\n");
+		if (!arg || *arg != 'n') /* "n": already off */
+			sb_puts(reply, "not monitored\n");
 		return 0;
 	}
 	i = off_find(m, dev);
