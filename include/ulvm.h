@@ -844,6 +844,12 @@ int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmov
  * kept in the metadata, as LVM2 keeps it; its device, when still active under the LVs', is
  * taken out of their stack (they are loaded with their tables) and removed. */
 int ulvm_pvmove_tidy(struct ulvm_vg *vg);
+/* A pvmove LV's copy_percent as LVM2 computes it, in extents: *copied of *total, from its
+ * active device's status (each segment running as a mirror counts its in-sync share, the
+ * others their extents_moved). -ENODATA when it is not a pvmove LV or its device is not
+ * active (LVM2 then prints nothing). */
+int ulvm_pvmove_copied(const struct ulvm_vg *vg, const struct ulvm_lv *lv, uint64_t *copied,
+                       uint64_t *total);
 
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's --config for this process: its settings go over lvm.conf's wherever the library

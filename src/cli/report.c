@@ -673,6 +673,16 @@ static void put_percent(struct strbuf *o, uint64_t num, uint64_t den)
 		p = 100000000 - 10000;
 	sb_printf(o, "%.2f", (float)p / 1000000.0f);
 }
+/* copy_percent, sync_percent: a pvmove LV's, while its device is active (as LVM2). */
+static void f_copy_percent(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	uint64_t copied, total;
+
+	(void)c;
+	if (ulvm_strlist_has(&r->lv->status, "PVMOVE") && lv_active(r) &&
+	    !ulvm_pvmove_copied(r->vg, r->lv, &copied, &total))
+		put_percent(o, copied, total);
+}
 static void f_data_percent(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	struct ulvm_thin_usage u;
@@ -1002,8 +1012,8 @@ static const struct field fields[] = {
     {"zero", "Zero", F_STR, O_SEG, 0, f_zero},
     {"seg_monitor", "Monitor", F_STR, O_SEG, 0, f_seg_monitor},
     {"lv_metadata_size", "MSize", F_SIZ, O_LV, 0, f_lv_metadata_size},
-    {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
-    {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_empty},
+    {"copy_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_copy_percent},
+    {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_copy_percent},
     {"lv_attr", "Attr", F_STR, O_LV, 0, f_lv_attr},
     {"lv_health_status", "Health", F_STR, O_LV, 0, f_lv_health},
 

@@ -268,6 +268,9 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 int pvmove_segment_moved(struct ulvm_vg *vg, struct ulvm_lv *mirr, size_t s);
 int pvmove_detach(struct ulvm_vg *vg, struct ulvm_lv *mirr);
 void pvmove_remove_lv(struct ulvm_vg *vg, struct ulvm_lv *mirr);
+/* ulvm_pvmove_copied's sum over the device's status text `status`. */
+void pvmove_copied_from_status(const struct ulvm_vg *vg, const struct ulvm_lv *mirr,
+                               const char *status, uint64_t *copied, uint64_t *total);
 
 /* units.c */
 /* Format `sectors` as LVM2 does for unit character `unit` ('r','h','b','s','k','m','g',

@@ -1172,9 +1172,10 @@ int ulvm_pvmove_tidy(struct ulvm_vg *vg)
 }
 
 /* "<start> <len> mirror 2 <dev0> <dev1> N/M 1 AA 1 core": the status line of the mirror target
- * at `start` (sectors) of `status`: N, M and whether a leg's letter is not A. */
-static int mirror_sync(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
-                       bool *failed)
+ * at `start` (sectors) of `status`: N, M and whether a leg's letter is not A. False when there
+ * is none. */
+static bool mirror_sync_at(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
+                           bool *failed)
 {
 	for (const char *line = status; line && *line;) {
 		const char *nl = strchr(line, '\n');
@@ -1196,14 +1197,62 @@ static int mirror_sync(const char *status, uint64_t start, uint64_t *in_sync, ui
 			*in_sync = a;
 			*regions = b;
 			*failed = strspn(health, "A") != legs;
-			return 0;
+			return true;
 		}
 		line = nl ? nl + 1 : NULL;
 	}
+	return false;
+}
+
+static int mirror_sync(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
+                       bool *failed)
+{
+	if (mirror_sync_at(status, start, in_sync, regions, failed))
+		return 0;
 	return ulvm_error(-EIO,
 	                  "ABORTING: Mirror percentage check failed (no mirror at sector %llu "
 	                  "in status \"%s\").",
 	                  (unsigned long long)start, status);
+}
+
+/* LVM2's copy_percent after its status pass (_mirrored_target_percent): a segment whose
+ * device target is a mirror copied area_len * in-sync / regions extents (rounded down), the
+ * others what the metadata says. */
+void pvmove_copied_from_status(const struct ulvm_vg *vg, const struct ulvm_lv *mirr,
+                               const char *status, uint64_t *copied, uint64_t *total)
+{
+	*copied = *total = 0;
+	for (size_t s = 0; s < mirr->nsegs; s++) {
+		const struct ulvm_seg *seg = &mirr->segs[s];
+		uint64_t in_sync, regions;
+		bool failed;
+
+		*total += seg->extent_count;
+		if (mirror_sync_at(status, (uint64_t)seg->start_extent * vg->extent_size, &in_sync,
+		                   &regions, &failed) &&
+		    regions)
+			*copied += (uint64_t)seg->extent_count * MIN(in_sync, regions) / regions;
+		else if (seg->area_count > 1)
+			*copied += MIN(seg_moved(seg), seg->extent_count);
+		else
+			*copied += seg->extent_count;
+	}
+}
+
+int ulvm_pvmove_copied(const struct ulvm_vg *vg, const struct ulvm_lv *lv, uint64_t *copied,
+                       uint64_t *total)
+{
+	char name[300], *status = NULL;
+
+	*copied = *total = 0;
+	if (!lv_is_pvmove(lv) || !ulvm_lv_active(vg, lv))
+		return -ENODATA;
+	ulvm_lv_dm_name(vg->name, lv->name, name, sizeof(name));
+	if (ulvm_active_status(name, &status))
+		return -ENODATA;
+	pvmove_copied_from_status(vg, lv, status, copied, total);
+	free(status);
+	return 0;
 }
 
 int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,

@@ -121,6 +121,9 @@ static void kept_report(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 	(void)lv;
 	if (!info->origin)
 		info->origin = kept_str(seg, "origin");
+	/* LVM2's virtual segment types (an orphan pvmove LV's error extent): 'v' twice */
+	if (!strcmp(seg->type, "error") || !strcmp(seg->type, "zero"))
+		seg_report_kind(info, 'v');
 }
 
 const struct ulvm_segtype segtype_kept = {

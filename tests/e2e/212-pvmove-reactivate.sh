@@ -12,15 +12,6 @@ set -euo pipefail
 . "$(dirname "$0")/pvmove_lib.sh"
 need_root; need_lvm2; need_python
 
-# mkvg VG IMG1 IMG2: one (two segments) and two, on IMG1.
-mkvg() {
-	ulvm pvcreate "$(img "$2")" "$(img "$3")" >/dev/null
-	ulvm vgcreate -s 1m "$1" "$(img "$2")" "$(img "$3")" >/dev/null
-	ulvm lvcreate -n one -l 6 "$1" "$(img "$2")" >/dev/null
-	ulvm lvcreate -n two -l 6 "$1" "$(img "$2")" >/dev/null
-	ulvm lvextend -l +6 "$1/one" "$(img "$2")" >/dev/null
-}
-
 # pvmove0_table VG OLD NEW: the table LVM2 loads for pvmove0 with its first segment moved
 # (one's first 6 extents, on NEW now), the second running, the third still on OLD.
 pvmove0_table() {
@@ -35,7 +26,7 @@ one_on_pvmove0() { printf '0 12288 linear %s-pvmove0 0\n12288 12288 linear %s-pv
 # ---- offline: killed between segments, activated without ulvmd ----
 VG=e2e212
 mkimg a 64M; mkimg b 64M
-mkvg $VG a b
+mkvg_one_two $VG a b
 fill_lv $VG/one; fill_lv $VG/two
 run_rc o e r env ULVM_TEST_PVMOVE_KILL=commits:1 "$ULVM" pvmove --devices "$(imgs_csv)" -i 0 "$(img a)"
 assert_eq 137 "$r" "offline pvmove killed after a commit: $e"
@@ -80,7 +71,7 @@ assert_nomatch pvmove "$(lvm2 lvs -a --noheadings -o lv_name $VG)" "no pvmove0 l
 # ---- online: the command killed while ulvmd copies, the VG deactivated and activated ----
 VG=e2e212o
 mkimg c 64M; mkimg d 64M
-mkvg $VG c d
+mkvg_one_two $VG c d
 ULVM_MIRROR_RECOVERY_RATE=4M ulvmd_start
 ulvm vgchange -ay $VG >/dev/null
 fill_lv $VG/one; fill_lv $VG/two

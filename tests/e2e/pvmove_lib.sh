@@ -1,6 +1,6 @@
-# Helpers of the pvmove tests (tests/e2e/181-185): data in LVs, checked after a move, and the
-# history of a move as the metadata areas keep it (every commit's text stays in the ring
-# until the ring wraps).
+# Helpers of the pvmove tests (tests/e2e/181-185, 193-196, 212-213): data in LVs, checked
+# after a move, and the history of a move as the metadata areas keep it (every commit's text
+# stays in the ring until the ring wraps).
 
 # fill_lv VG/LV: random data over the whole LV (written by ulvm dd), its md5 kept.
 fill_lv() {
@@ -72,4 +72,14 @@ dms() {
 	"$ULVM" dmsetup "$@" 2>"$T/.dms.err" || rc=$?
 	_san_filter "ulvm dmsetup $*" <"$T/.dms.err" >&2
 	return $rc
+}
+
+# mkvg_one_two VG IMG1 IMG2: a VG of 1 MiB extents on both images; LVs one (6 + 6 extents, two
+# segments) and two (6) on IMG1, so a move off it is three segments of pvmove0.
+mkvg_one_two() {
+	ulvm pvcreate "$(img "$2")" "$(img "$3")" >/dev/null
+	ulvm vgcreate -s 1m "$1" "$(img "$2")" "$(img "$3")" >/dev/null
+	ulvm lvcreate -n one -l 6 "$1" "$(img "$2")" >/dev/null
+	ulvm lvcreate -n two -l 6 "$1" "$(img "$2")" >/dev/null
+	ulvm lvextend -l +6 "$1/one" "$(img "$2")" >/dev/null
 }

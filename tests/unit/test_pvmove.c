@@ -466,6 +466,33 @@ static void test_layers(void **state)
 	vg_free(vg);
 }
 
+/* copy_percent's extents, as LVM2 sums them: the running mirror's in-sync share of its
+ * segment rounded down to extents, the other segments their extents_moved. */
+static void test_copied(void **state)
+{
+	struct ulvm_vg *vg = vg_linear(4096, 2, 20, "a=0@0+5,0@8+4 b=0@5+3");
+	struct ulvm_lv *m;
+	uint64_t c, t;
+
+	(void)state;
+	m = plan_ok(vg, "/dev/pv0", NULL, 0, NULL, ULVM_ALLOC_NORMAL);
+	assert_int_equal(m->nsegs, 3);
+	pvmove_copied_from_status(vg, m, "", &c, &t);
+	assert_int_equal(c, 0);
+	assert_int_equal(t, 12);
+	assert_int_equal(pvmove_segment_moved(vg, m, 0), 0);
+	/* segment 1 moved, segment 2 (4 extents: 4 regions) running with 3 in sync */
+	pvmove_copied_from_status(vg, m,
+	                          "0 20480 linear \n20480 16384 mirror 2 7:0 7:1 3/4 1 AA 1 core\n"
+	                          "36864 12288 linear \n",
+	                          &c, &t);
+	assert_int_equal(c, 5 + 3);
+	/* 5 extents in 3 regions, 1 in sync: 5 * 1 / 3 = 1 extent */
+	pvmove_copied_from_status(vg, m, "0 20480 mirror 2 7:0 7:1 1/3 1 AA 1 core\n", &c, &t);
+	assert_int_equal(c, 1);
+	vg_free(vg);
+}
+
 /* LVM2's messages for what it refuses; a second move takes the next name and skips
  * LOCKED LVs. */
 static void test_refusals_and_second_move(void **state)
@@ -522,6 +549,7 @@ int main(void)
 	    cmocka_unit_test(test_region_size),
 	    cmocka_unit_test(test_tables),
 	    cmocka_unit_test(test_layers),
+	    cmocka_unit_test(test_copied),
 	};
 
 	setenv("ULVM_RUN_DIR", "/nonexistent-ulvm-test-run", 1);
