@@ -714,6 +714,9 @@ struct ulvm_dm_renames;
 int ulvm_dm_renames_new(const struct ulvm_vg *vg, struct ulvm_dm_renames **out);
 int ulvm_dm_renames_apply(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn,
                           const struct ulvm_vg *vg);
+/* Before a vgrename commits: -EEXIST when a device could not take its name under
+ * `vg_name` (another device has it). */
+int ulvm_dm_renames_check(struct ulvm_dm_renames *rn, struct ulvm_vg *vg, const char *vg_name);
 void ulvm_dm_renames_undo(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn);
 size_t ulvm_dm_renames_done(const struct ulvm_dm_renames *rn);
 void ulvm_dm_renames_free(struct ulvm_dm_renames *rn);

@@ -240,6 +240,19 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
+static bool vg_exists(struct cli *c, const char *name)
+{
+	const char *const *names;
+	size_t n;
+
+	if (ulvm_vg_names(c->ctx, &names, &n))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
 int cmd_vgrename(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, {0}};
@@ -259,9 +272,9 @@ int cmd_vgrename(struct cli *c, int argc, char **argv)
 		return cli_fail(r);
 	/* Active LVs' devices follow the new VG name in place, open or not, once the metadata
 	 * has it (LVM2 refreshes them after its commit: the dm tree renames them by UUID). */
-	if (!c->test)
-		r = ulvm_dm_renames_new(vg, &devs);
-	if (!r)
+	if (!c->test && !(r = ulvm_dm_renames_new(vg, &devs)) && !vg_exists(c, argv[optind + 1]))
+		r = ulvm_dm_renames_check(devs, vg, argv[optind + 1]);
+	if (!r) /* (a VG of the new name is refused here, in LVM2's words) */
 		r = ulvm_vg_rename(vg, argv[optind + 1]);
 	if (!r && devs && (r = ulvm_dm_renames_apply(c->ctx, devs, vg))) {
 		char *why = xstrdup(ulvm_last_error());

@@ -456,6 +456,38 @@ int ulvm_dm_renames_new(const struct ulvm_vg *vg, struct ulvm_dm_renames **out)
 	return 0;
 }
 
+/* Is entry e a device to rename: active as its LV's (its UUID under its old name), and
+ * named otherwise after the change? */
+static bool rename_due(const struct ulvm_dm_rename *e)
+{
+	char uuid[ULVM_DM_UUID_LEN] = "";
+
+	return e->to[0] && strcmp(e->from, e->to) && ulvm_active_exists(e->from) &&
+	       !ulvm_active_uuid(e->from, uuid, sizeof(uuid)) && !strcmp(uuid, e->uuid);
+}
+
+int ulvm_dm_renames_check(struct ulvm_dm_renames *rn, struct ulvm_vg *vg, const char *vg_name)
+{
+	char *old = vg->name;
+	int r;
+
+	for (size_t i = 0; i < rn->n; i++)
+		rn->v[i].to[0] = '\0';
+	vg->name = (char *)vg_name; /* the names it would have: nothing else reads it here */
+	r = vg_dm_names(vg, rn, false);
+	vg->name = old;
+	for (size_t i = 0; i < rn->n && !r; i++) {
+		bool freed = false; /* by another device's rename */
+		if (!rename_due(&rn->v[i]) || !ulvm_active_exists(rn->v[i].to))
+			continue;
+		for (size_t k = 0; k < rn->n && !freed; k++)
+			freed = !strcmp(rn->v[k].from, rn->v[i].to) && rename_due(&rn->v[k]);
+		if (!freed)
+			r = ulvm_error(-EEXIST, "Device %s already exists.", rn->v[i].to);
+	}
+	return r;
+}
+
 int ulvm_dm_renames_apply(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn,
                           const struct ulvm_vg *vg)
 {
@@ -467,10 +499,7 @@ int ulvm_dm_renames_apply(struct ulvm_ctx *ctx, struct ulvm_dm_renames *rn,
 		return r;
 	for (size_t i = 0; i < rn->n && !r; i++) {
 		struct ulvm_dm_rename *e = &rn->v[i];
-		char uuid[ULVM_DM_UUID_LEN] = "";
-		/* only the devices that are active as this LV's (its UUID under its old name) */
-		if (!e->to[0] || !strcmp(e->from, e->to) || !ulvm_active_exists(e->from) ||
-		    ulvm_active_uuid(e->from, uuid, sizeof(uuid)) || strcmp(uuid, e->uuid))
+		if (!rename_due(e))
 			continue;
 		if (!(r = ulvm_active_rename(ctx, e->from, e->to)))
 			e->done = true;

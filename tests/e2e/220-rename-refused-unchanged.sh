@@ -3,6 +3,7 @@
 # name (another device has it), lvrename fails (exit 5, naming it) and nothing changes --
 # the metadata on disk (image checksum), the LV names, every device's name, UUID and table,
 # and the data an open NBD client reads; once the name is free the same rename succeeds.
+# vgrename checks every device's new name before it commits, the same way.
 # With ulvmd running (origin, snapshot, thin pool and thin LV active), and without it.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -84,5 +85,20 @@ refused o2 o3 $VG-o3 "no ulvmd: origin, its own name taken"
 assert_eq "$(cat "$T/first")" "$(ulvm dd if=$VG/o3 bs=1M status=none | md5sum | cut -d' ' -f1)" "the origin under its last name"
 assert_eq "$VG-o3 $VG-o3-real $VG-s2 $VG-s2-cow $VG-th2 $VG-tp $VG-tp-tpool $VG-tp_tdata $VG-tp_tmeta" \
 	"$(dms ls | paste -sd' ')" "LVM2's names at the end"
+# vgrename: checked before it commits
+dms create ${VG}x-tp_tdata --table "0 8 zero"
+before=$(state)
+sum=$(imgsum a)
+run_rc o e r ulvm vgrename $VG ${VG}x
+assert_eq 5 "$r" "vgrename with a device name in the way: exit code"
+assert_match "Device ${VG}x-tp_tdata already exists" "$e" "vgrename: the device in the way is named"
+assert_eq "$sum" "$(imgsum a)" "vgrename: the metadata on disk is unchanged"
+assert_eq "$before" "$(state)" "vgrename: every device as it was"
+dms remove ${VG}x-tp_tdata
+run_rc o e r ulvm vgrename $VG ${VG}x
+assert_eq 0 "$r" "vgrename once the name is free: $e"
+VG=${VG}x
+assert_eq "$VG-o3 $VG-o3-real $VG-s2 $VG-s2-cow $VG-th2 $VG-tp $VG-tp-tpool $VG-tp_tdata $VG-tp_tmeta" \
+	"$(dms ls | paste -sd' ')" "vgrename: every device under the new VG name"
 ulvm vgchange -an $VG >/dev/null
 echo "PASS: a rename that cannot rename every device changes nothing"
