@@ -12,7 +12,12 @@
 #   ulvm read, vgck is clean.
 # kernel -> ulvm: the guest's lvm2 renames them again while active (ro3, rs3, rp3, rt3);
 #   ulvm activates the result under the same names and UUIDs the kernel showed and reads
-#   the same md5s; ulvm's vgck is clean.
+#   the same md5s; ulvm's vgck is clean. Then the guest's lvm2 renames the VG while active
+#   (rvg4).
+# the same renames by both: on a copy of the image as it was before the boot, ulvm (with
+#   ulvmd holding the devices) does while active what the guest's lvm2 did (lvrename of the
+#   four, vgrename): its `dmsetup ls` names and UUIDs after each step equal the kernel's
+#   after lvm2's, and its tables the kernel's (names mapped).
 #
 # Exit: 0 pass, 1 fail, 77 skip (oracle not installed; KDM_REQUIRE=1 makes it a failure).
 set -u
@@ -45,6 +50,8 @@ devs() { for n in $(uq dmsetup ls); do echo "$n $(uq dmsetup info "$n" | sed -n 
 devs >"$W/host.devs"
 uq dmsetup table >"$W/host.dmtable"
 u vgchange -an rvg
+D0B=$W/d0b.img
+cp --sparse=always "$D0" "$D0B" # for ulvm's own renames, after the boot
 
 # ------------------------------------------------------------ the guest
 cat >"$W/guest.sh" <<'EOF'
@@ -65,11 +72,18 @@ for p in ro2:ro3 rs2:rs3 rp2:rp3 rt2:rt3; do lvrename rvg "${p%:*}" "${p#*:}" ||
 echo "rc=$?"
 sec sums3; sums ro3 rs3 rt3
 sec devs3; devs
-vgchange -an rvg >/dev/null
+sec dmtable3; dmsetup table | grep '^rvg-'
+sec vgrename; vgrename rvg rvg4; echo "rc=$?"
+sec devs4; dmsetup info -c --noheadings -o name,uuid --separator ' ' | grep '^rvg4-' | sort
+sec names4
+dmsetup info -c --noheadings -o major,minor,name --separator ' '
+echo "$(cat /sys/block/${D0##*/}/dev | tr ':' ' ') @D0@"
+sec dmtable4; dmsetup table | grep '^rvg4-'
+vgchange -an rvg4 >/dev/null
 sec done
 EOF
 T0=$(date +%s)
-bash "$KDM_RUN" -t 300 "$D0" -s "$W/guest.sh" >"$W/guest.out" 2>"$W/guest.err"
+bash "$KDM_RUN" -t 900 "$D0" -s "$W/guest.sh" >"$W/guest.out" 2>"$W/guest.err"
 KRC=$?
 echo "$ME: kernel run: exit $KRC, $(($(date +%s) - T0))s"
 [ $VERBOSE = 1 ] && { cat "$W/guest.out"; cat "$W/guest.err"; }
@@ -110,15 +124,49 @@ section vgck | grep -q '^rc=0$' && pass "guest: vgck rvg after ulvm's renames" |
 section rename | grep -q '^failed' && { fail "guest: lvm2's lvrename of the active LVs"; section rename; } ||
 	pass "guest: lvm2 renamed the active origin, snapshot, pool and thin LV"
 section sums3 | grep '^rvg/' >"$W/guest.sums3"
-u vgchange -ay rvg
+section vgrename | grep -q '^rc=0$' && pass "guest: lvm2 renamed the VG with its LVs active" ||
+	{ fail "guest: vgrename rvg rvg4"; section vgrename; }
+u vgchange -ay rvg4
 : >"$W/host.sums3"
-for lv in ro3 rs3 rt3; do echo "rvg/$lv $(usum rvg/$lv)" >>"$W/host.sums3"; done
-devs >"$W/host.devs3"
-u vgchange -an rvg
+for lv in ro3 rs3 rt3; do echo "rvg/$lv $(usum rvg4/$lv)" >>"$W/host.sums3"; done
+devs >"$W/host.devs4"
+u vgchange -an rvg4
 same "ulvm reads lvm2's renamed LVs with the kernel's md5s" "$W/guest.sums3" "$W/host.sums3"
+section devs4 >"$W/guest.devs4"
+same "ulvm activates lvm2's renamed stack under the kernel's names and UUIDs" "$W/guest.devs4" "$W/host.devs4"
+"$U" vgck rvg4 >>"$LOG" 2>&1 && pass "ulvm vgck after the kernel's renames" || fail "ulvm vgck after the kernel's renames"
+
+# ------------------------------------------------------------ the same renames by both
+# ulvm, with ulvmd holding the devices, renames the active stack of the copy as lvm2 did
+export ULVM_DEVICES=$D0B
+u serve --devices "$D0B"
+u vgchange -ay rvg
+for p in ro2:ro3 rs2:rs3 rp2:rp3 rt2:rt3; do u lvrename rvg "${p%:*}" "${p#*:}"; done
+devs >"$W/own.devs3"
+uq dmsetup table >"$W/own.dmtable3"
+u vgrename rvg rvg4
+devs >"$W/own.devs4"
+uq dmsetup table >"$W/own.dmtable4"
+: >"$W/own.sums"
+for lv in ro3 rs3 rt3; do echo "rvg/$lv $(usum rvg4/$lv)" >>"$W/own.sums"; done
+u vgchange -an rvg4
+u serve --stop
+export ULVM_DEVICES=$D0
 section devs3 >"$W/guest.devs3"
-same "ulvm activates lvm2's renamed stack under the kernel's names and UUIDs" "$W/guest.devs3" "$W/host.devs3"
-"$U" vgck rvg >>"$LOG" 2>&1 && pass "ulvm vgck after the kernel's renames" || fail "ulvm vgck after the kernel's renames"
+same "ulvm's lvrename of the active stack: the kernel's names and UUIDs after lvm2's" "$W/guest.devs3" "$W/own.devs3"
+same "ulvm's vgrename of the active stack: the kernel's names and UUIDs after lvm2's" "$W/guest.devs4" "$W/own.devs4"
+# the kernel's tables name lower devices by MAJ:MIN: mapped to names with what the guest
+# listed (the same numbers before and after its renames)
+section names4 | awk '{ print $1 ":" $2 " " $3 }' >"$W/names"
+for k in 3 4; do
+	section dmtable$k | kmap | awk '{ $1 = $1; print }' | sort >"$W/guest.dmtable$k"
+	sed -e "s|$D0B|@D0@|g" "$W/own.dmtable$k" | awk '{ $1 = $1; print }' | sort >"$W/own.dmtable$k.m"
+done
+# names before the VG's rename: the kernel's numbers are named as after it
+sed -E 's/\brvg4-/rvg-/g' "$W/guest.dmtable3" >"$W/guest.dmtable3.m"
+same "ulvm's tables after its lvrename == the kernel's after lvm2's" "$W/guest.dmtable3.m" "$W/own.dmtable3.m"
+same "ulvm's tables after its vgrename == the kernel's after lvm2's" "$W/guest.dmtable4" "$W/own.dmtable4.m"
+same "ulvm's renamed LVs read the kernel's md5s" "$W/guest.sums3" "$W/own.sums"
 
 if [ $FAILS -gt 0 ]; then
 	echo "FAIL: $FAILS check(s) failed"
