@@ -695,6 +695,22 @@ int nbd_server_listen_tcp(struct nbd_server *s, const char *host, const char *po
 	return r;
 }
 
+int nbd_server_tcp_port(const struct nbd_server *s)
+{
+	for (const struct nbd_listener *l = s->listeners; l; l = l->next) {
+		struct sockaddr_storage ss;
+		socklen_t len = sizeof(ss);
+
+		if (!l->tcp)
+			continue;
+		if (getsockname(l->fd, (struct sockaddr *)&ss, &len) < 0)
+			return -errno;
+		return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		                                      : ((struct sockaddr_in *)&ss)->sin_port);
+	}
+	return -ENOENT;
+}
+
 /* ---- the server ------------------------------------------------------------------------ */
 
 int nbd_server_new(struct evloop *loop, const struct nbd_server_opts *o, struct nbd_server **out)

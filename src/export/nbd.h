@@ -61,6 +61,9 @@ void nbd_server_free(struct nbd_server *s);
  * address "HOST:PORT" (127.0.0.1 by default). */
 int nbd_server_listen_unix(struct nbd_server *s, const char *path, unsigned mode);
 int nbd_server_listen_tcp(struct nbd_server *s, const char *host, const char *port);
+/* The port the newest TCP listener is bound to (the one the kernel chose for port "0"), or
+ * -ENOENT without one. */
+int nbd_server_tcp_port(const struct nbd_server *s);
 
 /* Serve an already connected socket (tests, socket activation). On success the server owns
  * `fd`; on failure the caller still does. */

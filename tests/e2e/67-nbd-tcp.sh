@@ -16,8 +16,8 @@ ulvm pvcreate "$(img a)" >/dev/null
 ulvm vgcreate $VG "$(img a)" >/dev/null
 ulvm lvcreate -n lv -L 16M $VG >/dev/null
 S=$T/nbd.sock
-port=$("$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-nbd_serve --unix "$S" --tcp ":$port" "$VG/lv"
+nbd_serve --unix "$S" --tcp ":0" "$VG/lv"
+port=$(nbd_port)
 
 if command -v ss >/dev/null; then
 	assert_match "127\.0\.0\.1:$port" "$(ss -ltnH "sport = :$port")" "listens on the loopback"
@@ -38,8 +38,8 @@ nbd_stop
 
 # IPv6 loopback, where there is one
 if "$PYTHON" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
-	port=$("$PYTHON" -c 'import socket; s=socket.socket(socket.AF_INET6); s.bind(("::1", 0)); print(s.getsockname()[1])')
-	nbd_serve --tcp "[::1]:$port" "$VG/lv"
+	nbd_serve --tcp "[::1]:0" "$VG/lv"
+	port=$(nbd_port)
 	nbdcopy "nbd://[::1]:$port/$VG/lv" "$T/back6"
 	cmp -s "$T/src" "$T/back6" || fail "copy over IPv6"
 	nbd_stop

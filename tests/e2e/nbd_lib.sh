@@ -7,6 +7,8 @@ SRV_PID=
 # nbd_serve ARGS...: start it with this test's images as devices, wait until it listens
 nbd_serve() {
 	local i
+	# a "ready" left by the server before must not be taken for this one's
+	rm -f "$T/srv.out"
 	"$NBD_SERVER" --devices "$(imgs_csv)" "$@" >"$T/srv.out" 2>"$T/srv.err" &
 	SRV_PID=$!
 	for i in $(seq 200); do
@@ -17,6 +19,9 @@ nbd_serve() {
 	cat "$T/srv.err" >&2
 	fail "nbd_testserver did not start: $*"
 }
+# nbd_port: the TCP port of the running server (started with --tcp HOST:0, so that the
+# kernel picks a free one: a port chosen before the server binds it can be taken meanwhile)
+nbd_port() { sed -n 's/^port \([0-9]*\)$/\1/p' "$T/srv.out"; }
 # nbd_stop: SIGTERM; it must exit 0, and its sanitizer reports fail the test
 nbd_stop() {
 	local rc=0

@@ -13,7 +13,8 @@
  *
  * --message sends `dmsetup message NAME 0 MSG` to export NAME right after it is opened
  * (before the next export: "create_thin 1" on a pool, then a thin table on it).
- * Prints "ready" on stdout once listening.
+ * Prints "ready" on stdout once listening, after "port N" with --tcp (PORT 0: the kernel
+ * picks a free one, and this says which).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
 			snprintf(host, sizeof(host), "%.*s", (int)(colon - tcp), tcp);
 		if (nbd_server_listen_tcp(s, host, colon ? colon + 1 : tcp))
 			goto out;
+		printf("port %d\n", nbd_server_tcp_port(s)); /* PORT 0: the one the kernel chose */
 	}
 	printf("ready\n");
 	fflush(stdout);
