@@ -9,11 +9,15 @@ static _Thread_local char last_error[1024];
 
 int ulvm_error(int err, const char *fmt, ...)
 {
+	char msg[sizeof(last_error)];
 	va_list ap;
 
+	/* Formatted aside first: an argument may be ulvm_last_error() itself (a message that
+	 * wraps the one before), and vsnprintf must not write where it reads. */
 	va_start(ap, fmt);
-	vsnprintf(last_error, sizeof(last_error), fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	memcpy(last_error, msg, sizeof(msg));
 	return err;
 }
 
