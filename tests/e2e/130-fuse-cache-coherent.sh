@@ -15,8 +15,8 @@ need_python
 export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
 . "$E2E_DIR/ulvmd_lib.sh"
-READERS=
-ULVMD_CLEANUP='[ -z "$READERS" ] || kill $READERS 2>/dev/null; _fuse_cleanup'
+. "$E2E_DIR/holder_lib.sh"
+ULVMD_CLEANUP='holder_kill; _fuse_cleanup'
 
 VG=e2e130
 DIR=$T/mnt
@@ -34,64 +34,9 @@ FUSE_MNTS+=("$DIR")
 ulvm mount "$DIR2" || fail "ulvm mount (a second mount, direct I/O)"
 FUSE_MNTS+=("$DIR2")
 
-python3 - "$E2E_DIR" "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv" "$T" "$DIR2/$VG/lv" <<'EOF' &
-import os, sys, time
-sys.dont_write_bytecode = True  # nothing written into the source tree
-sys.path.insert(0, sys.argv[1])
-import nbd_raw
-path, d = sys.argv[2], sys.argv[5]
-f = os.open(path, os.O_RDWR)          # buffered: the page cache
-g = os.open(sys.argv[6], os.O_RDWR)   # the other mount
-c = nbd_raw.Conn(sys.argv[3], sys.argv[4])
-def nbd(cmd, off, n, data=b''):
-    err, got = c.request(cmd, off, n, data)
-    if err: raise SystemExit('NBD error %d' % err)
-    return got
-def pread_all(fd, n, off):
-    out = b''
-    while len(out) < n:
-        b = os.pread(fd, n - len(out), off + len(out))
-        if not b: break
-        out += b
-    return out
-open(d + '/ready', 'w').close()
-idle = time.time()
-while True:
-    if not os.path.exists(d + '/req'):
-        if time.time() - idle > 120: raise SystemExit('no request for 2 minutes')
-        time.sleep(0.01); continue
-    idle = time.time()
-    way, op, off, n, file = open(d + '/req').read().split()
-    os.unlink(d + '/req')
-    off, n = int(off), int(n)
-    if way == 'quit': break
-    if op == 'read':
-        if way == 'fuse': data = pread_all(f, n, off)
-        elif way == 'fuse2': data = pread_all(g, n, off)
-        else: data = nbd(nbd_raw.READ, off, n)
-        open(file, 'wb').write(data)
-    elif op == 'size':
-        open(file, 'w').write('%d\n' % os.fstat(f).st_size)
-    else:
-        data = open(file, 'rb').read()
-        if way == 'fuse': os.pwrite(f, data, off)          # no fsync: write-through
-        elif way == 'fuse2': os.pwrite(g, data, off)
-        else: nbd(nbd_raw.WRITE, off, n, data)
-    open(d + '/rep.tmp', 'w').write('ok\n'); os.rename(d + '/rep.tmp', d + '/rep')
-os.close(f)
-os.close(g)
-c.close()
-EOF
-READERS=$!
-for i in $(seq 200); do [ -e "$T/ready" ] && break; sleep 0.05; done
-[ -e "$T/ready" ] || fail "the readers did not start"
-ask() { # WAY OP OFFSET LENGTH FILE
-	rm -f "$T/rep"
-	echo "$*" >"$T/req.tmp"
-	mv "$T/req.tmp" "$T/req"
-	for i in $(seq 500); do [ -e "$T/rep" ] && return 0; kill -0 $READERS 2>/dev/null || break; sleep 0.02; done
-	fail "the readers did not answer: $*"
-}
+# The readers: one process with the cached FUSE file open (buffered: the page cache), the
+# file of the other mount and an NBD connection (holder.py).
+holder_start "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv" "$DIR2/$VG/lv"
 M=$((1 << 20))
 sum() { sha256sum <"$1" | cut -d' ' -f1; }
 cached() { fincore --bytes --noheadings --output RES "$DIR/$VG/lv" | tr -d ' '; }
@@ -106,9 +51,9 @@ for round in 1 2 3 4; do
 	ask fuse read $off $M "$T/old" # cached now
 	case $round in
 	1) ulvm dd if="$T/p" of=$VG/lv bs=512 seek=$((off / 512)) conv=notrunc status=none ;;
-	2) ask nbd write $off $M "$T/p" ;;
-	3) ask fuse2 write $off $M "$T/p" ;;
-	4) ask fuse write $off $M "$T/p" ;;
+	2) ask nbd write-nosync $off $M "$T/p" ;;
+	3) ask fuse2 write-nosync $off $M "$T/p" ;;
+	4) ask fuse write-nosync $off $M "$T/p" ;; # no fsync: write-through
 	esac
 	ask fuse read $off $M "$T/r1"
 	assert_eq "$(sum "$T/p")" "$(sum "$T/r1")" "round $round: the cached FUSE file reads the new pattern at once"
@@ -137,9 +82,7 @@ ulvm dd if="$T/p" of=$VG/lv bs=1M seek=20 conv=notrunc status=none
 ask fuse read $((20 * M)) $M "$T/r1"
 assert_eq "$(sum "$T/p")" "$(sum "$T/r1")" "the extended part, written by dd, read through the cache"
 
-echo "quit x 0 0 x" >"$T/req"
-wait $READERS || fail "the readers failed"
-READERS=
+holder_quit
 # Closed: the pages stay cached for the next open; a write while nothing is open is seen by
 # the next open all the same.
 dd if="$DIR/$VG/lv" of=/dev/null bs=1M count=8 status=none

@@ -10,8 +10,8 @@ need_python
 export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
 . "$E2E_DIR/ulvmd_lib.sh"
-READERS=
-ULVMD_CLEANUP='[ -z "$READERS" ] || kill $READERS 2>/dev/null; _fuse_cleanup'
+. "$E2E_DIR/holder_lib.sh"
+ULVMD_CLEANUP='holder_kill; _fuse_cleanup'
 
 VG=e2e78
 DIR=$T/mnt
@@ -26,52 +26,8 @@ mkdir -p "$DIR"
 ulvm mount "$DIR" || fail "ulvm mount"
 FUSE_MNTS+=("$DIR")
 
-# The readers: one process holding the FUSE file open and an NBD connection. Requests come
-# as files $T/req ("fuse|nbd read|write OFFSET LENGTH FILE"); the answer is $T/rep ("ok").
-python3 - "$E2E_DIR" "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv" "$T" <<'EOF' &
-import os, sys, time
-sys.dont_write_bytecode = True  # nothing written into the source tree
-sys.path.insert(0, sys.argv[1])
-import nbd_raw
-path, d = sys.argv[2], sys.argv[5]
-f = os.open(path, os.O_RDWR)
-c = nbd_raw.Conn(sys.argv[3], sys.argv[4])
-def nbd(cmd, off, n, data=b''):
-    err, got = c.request(cmd, off, n, data)
-    if err: raise SystemExit('NBD error %d' % err)
-    return got
-open(d + '/ready', 'w').close()
-idle = time.time()
-while True:
-    if not os.path.exists(d + '/req'):
-        if time.time() - idle > 120: raise SystemExit('no request for 2 minutes')
-        time.sleep(0.01); continue
-    idle = time.time()
-    way, op, off, n, file = open(d + '/req').read().split()
-    os.unlink(d + '/req')
-    off, n = int(off), int(n)
-    if way == 'quit': break
-    if op == 'read':
-        data = os.pread(f, n, off) if way == 'fuse' else nbd(nbd_raw.READ, off, n)
-        open(file, 'wb').write(data)
-    else:
-        data = open(file, 'rb').read()
-        if way == 'fuse': os.pwrite(f, data, off); os.fsync(f)
-        else: nbd(nbd_raw.WRITE, off, n, data); nbd(nbd_raw.FLUSH, 0, 0)
-    open(d + '/rep.tmp', 'w').write('ok\n'); os.rename(d + '/rep.tmp', d + '/rep')
-os.close(f)
-c.close()
-EOF
-READERS=$!
-for i in $(seq 200); do [ -e "$T/ready" ] && break; sleep 0.05; done
-[ -e "$T/ready" ] || fail "the FUSE and NBD readers did not start"
-ask() { # WAY OP OFFSET LENGTH FILE
-	rm -f "$T/rep"
-	echo "$*" >"$T/req.tmp"
-	mv "$T/req.tmp" "$T/req"
-	for i in $(seq 500); do [ -e "$T/rep" ] && return 0; kill -0 $READERS 2>/dev/null || break; sleep 0.02; done
-	fail "the readers did not answer: $*"
-}
+# The readers: one process holding the FUSE file open and an NBD connection (holder.py).
+holder_start "$DIR/$VG/lv" "$ULVM_RUN_DIR/nbd.sock" "$VG/lv"
 assert_match 'Open count: +2$' "$("$ULVM" dmsetup info $VG-lv)" "FUSE file and NBD connection hold it"
 
 M=$((1 << 20))
@@ -107,10 +63,7 @@ ask nbd read 0 $((16 * M)) "$T/r2"
 assert_eq "$(sum "$T/whole")" "$(sum "$T/r1")" "FUSE after the whole-LV dd"
 assert_eq "$(sum "$T/whole")" "$(sum "$T/r2")" "NBD after the whole-LV dd"
 
-echo "quit x 0 0 x" >"$T/req.tmp"
-mv "$T/req.tmp" "$T/req"
-wait $READERS || fail "the readers failed"
-READERS=
+holder_quit
 fusermount3 -u "$DIR"
 FUSE_MNTS=()
 ulvmd_stop

@@ -21,4 +21,5 @@ ulvmd_stop() {
 }
 # Tests add their own cleanup to ULVMD_CLEANUP (a command line), run before the daemon stops.
 ULVMD_CLEANUP=:
-trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$DPID" ] || kill -TERM "$DPID" 2>/dev/null; (exit $_r); _e2e_cleanup' EXIT
+# A daemon that died before the end (a crash, a sanitizer report) says why.
+trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$DPID" ] || { kill -0 "$DPID" 2>/dev/null || { echo "ulvmd (pid $DPID) ended before the test did:" >&2; _san_filter "ulvm serve" <"$T/serve.err" >&2; }; kill -TERM "$DPID" 2>/dev/null; }; (exit $_r); _e2e_cleanup' EXIT
