@@ -10,34 +10,21 @@ set -euo pipefail
 need_root; need_lvm2; need_python
 
 VG=e2e182
-mkimg a 96M; mkimg b 96M
-ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
-ulvm vgcreate -s 1m $VG "$(img a)" "$(img b)" >/dev/null
-ulvm lvcreate -n one -l 20 $VG "$(img a)" >/dev/null
-ulvm lvcreate -n two -l 10 $VG "$(img a)" >/dev/null
-ulvm lvextend -l +12 $VG/one "$(img a)" >/dev/null
-LVS="$VG/one $VG/two"
+pvmove_vg $VG 96 20 10 12
 for lv in $LVS; do fill_lv "$lv"; done
-attach a b
 
 in_progress() {
-	lvm2 vgck $VG || fail "LVM2 vgck of the interrupted move ($1)"
-	assert_match "pvmove0" "$(lvm2 lvs -a --noheadings -o lv_name $VG)" "LVM2 lists pvmove0 ($1)"
-	assert_eq "-wI-----
--wI-----" "$(lvm2 lvs --noheadings -o lv_attr $VG/one $VG/two | tr -d ' ' | cut -c1-4,7-)" "LVM2 sees one and two LOCKED on pvmove0 ($1)"
+	move_in_progress $VG "$1"
 	# lv_attr without its activation letters (5, 6: LVM2 prints X without device-mapper):
 	# "p-C" for pvmove0, capital allocation letters while LOCKED
 	assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,lv_attr $VG | cut -c1-16,19-)" \
 		"$(ulvm lvs -a --noheadings -o lv_name,lv_attr $VG | cut -c1-16,19-)" "lv_attr as LVM2's ($1)"
-	cmp_report lvs lv_name,move_pv,lv_allocation_policy,lv_allocation_locked -a
 	# every segment of a LOCKED LV names all of pvmove0, as LVM2 prints it: pvmove0(0),
 	# pvmove0:0-41, [pvmove0]:0-41 (the whole LV, whatever part of it the segment maps)
 	cmp_report lvs lv_name,seg_start_pe,seg_size_pe,stripes,devices,seg_pe_ranges,seg_le_ranges,metadata_devices,seg_metadata_le_ranges --segments -a -O lv_name,seg_start
 	cmp_report lvs lv_name,devices,seg_pe_ranges,seg_le_ranges -a
 	assert_eq "$(lvm2 lvs --segments --noheadings -o lv_name,devices,seg_pe_ranges,seg_le_ranges $VG/one $VG/two)" \
 		"$(ulvm lvs --segments --noheadings -o lv_name,devices,seg_pe_ranges,seg_le_ranges $VG/one $VG/two)" "the LOCKED LVs' areas as LVM2 prints them ($1)"
-	assert_eq "$(lvm2 lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | map_devs | tr -s ' ')" \
-		"$(ulvm lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | tr -s ' ')" "pvmove0's legs as LVM2 lists them ($1)"
 }
 
 # Killed 5 MiB into the first segment (20 extents of 1 MiB): nothing committed as moved.

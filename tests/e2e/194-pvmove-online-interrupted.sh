@@ -14,24 +14,11 @@ set -euo pipefail
 need_root; need_lvm2; need_python
 
 VG=e2e194
-mkimg a 64M; mkimg b 64M
-ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
-ulvm vgcreate -s 1m $VG "$(img a)" "$(img b)" >/dev/null
-ulvm lvcreate -n one -l 6 $VG "$(img a)" >/dev/null
-ulvm lvcreate -n two -l 6 $VG "$(img a)" >/dev/null
-ulvm lvextend -l +6 $VG/one "$(img a)" >/dev/null
-LVS="$VG/one $VG/two"
-attach a b
+pvmove_vg $VG 64 6 6 6
 
 in_progress() {
-	lvm2 vgck $VG || fail "LVM2 vgck of the interrupted move ($1)"
-	assert_match "pvmove0" "$(lvm2 lvs -a --noheadings -o lv_name $VG)" "LVM2 lists pvmove0 ($1)"
-	assert_eq "-wI-----
--wI-----" "$(lvm2 lvs --noheadings -o lv_attr $VG/one $VG/two | tr -d ' ' | cut -c1-4,7-)" "LVM2 sees one and two LOCKED on pvmove0 ($1)"
-	cmp_report lvs lv_name,move_pv,lv_allocation_policy,lv_allocation_locked -a
+	move_in_progress $VG "$1"
 	cmp_report lvs lv_name,seg_start_pe,seg_size_pe,stripes --segments -a -O lv_name,seg_start
-	assert_eq "$(lvm2 lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | map_devs | tr -s ' ')" \
-		"$(ulvm lvs -a --segments --noheadings -o lv_name,seg_pe_ranges $VG | grep '\[pvmove0\]' | tr -s ' ')" "pvmove0's legs as LVM2 lists them ($1)"
 }
 
 ULVM_MIRROR_RECOVERY_RATE=4M ulvmd_start

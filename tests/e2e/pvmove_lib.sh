@@ -12,6 +12,34 @@ fill_lv() {
 	rm -f "$T/fill.data"
 }
 
+# pvmove_vg VG MIB ONE TWO MORE: images a and b (MIB MiB each) as the PVs of VG (1 MiB
+# extents); on a, LV one (ONE extents) and LV two (TWO), then one extended by MORE (a second
+# segment); LVS lists both LVs; a and b attached for LVM2.
+pvmove_vg() {
+	mkimg a "$2"M; mkimg b "$2"M
+	ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
+	ulvm vgcreate -s 1m "$1" "$(img a)" "$(img b)" >/dev/null
+	ulvm lvcreate -n one -l "$3" "$1" "$(img a)" >/dev/null
+	ulvm lvcreate -n two -l "$4" "$1" "$(img a)" >/dev/null
+	ulvm lvextend -l +"$5" "$1"/one "$(img a)" >/dev/null
+	LVS="$1/one $1/two"
+	attach a b
+}
+
+# move_in_progress VG WHAT: LVM2 reads VG's metadata as a move in progress of LVs one and two
+# (vgck clean, pvmove0 listed, both LVs LOCKED on it), with the same report fields as ulvm's
+# and pvmove0's legs as ulvm lists them. WHAT names the moment, for the messages.
+move_in_progress() {
+	local vg=$1 what=$2
+	lvm2 vgck "$vg" || fail "LVM2 vgck of the interrupted move ($what)"
+	assert_match "pvmove0" "$(lvm2 lvs -a --noheadings -o lv_name "$vg")" "LVM2 lists pvmove0 ($what)"
+	assert_eq "-wI-----
+-wI-----" "$(lvm2 lvs --noheadings -o lv_attr "$vg"/one "$vg"/two | tr -d ' ' | cut -c1-4,7-)" "LVM2 sees one and two LOCKED on pvmove0 ($what)"
+	cmp_report lvs lv_name,move_pv,lv_allocation_policy,lv_allocation_locked -a
+	assert_eq "$(lvm2 lvs -a --segments --noheadings -o lv_name,seg_pe_ranges "$vg" | grep '\[pvmove0\]' | map_devs | tr -s ' ')" \
+		"$(ulvm lvs -a --segments --noheadings -o lv_name,seg_pe_ranges "$vg" | grep '\[pvmove0\]' | tr -s ' ')" "pvmove0's legs as LVM2 lists them ($what)"
+}
+
 # lv_md5 VG/LV: md5 of the LV's data as ulvm reads it.
 lv_md5() { ulvm dd if="$1" bs=1M status=none | md5sum | cut -d' ' -f1; }
 
