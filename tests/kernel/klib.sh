@@ -14,7 +14,8 @@
 # and ULVM_LOCK_DIR / ULVM_RUN_DIR point into $W, so the test has ulvm's state to itself.
 # The helpers: skip, fail, pass, u (run ulvm, stop the test if it fails), uq (run ulvm,
 # stdout to the caller), usum LV (md5 of a whole LV), usum_at LV OFF_MIB LEN_MIB, and
-# pattern PATH MIB (random data).
+# pattern PATH MIB (random data); for the pvmove tests fill_lvs, pvmove_killed and
+# guest_move_finished (below).
 
 skip() {
 	if [ "${KDM_REQUIRE:-0}" = 1 ]; then
@@ -99,3 +100,41 @@ uq() { echo "+ ulvm $* (q)" >>"$LOG"; "$U" "$@" 2>>"$LOG"; }
 usum() { uq dd if="$1" bs=1M status=none | md5sum | cut -d' ' -f1; }
 usum_at() { uq dd if="$1" bs=1M skip="$2" count="$3" status=none | md5sum | cut -d' ' -f1; }
 pattern() { head -c $(($2 * 1048576)) /dev/urandom >"$1"; }
+
+# The pvmove tests' host side (k-pvmove*.sh).
+# fill_lvs DEVICES VG LV...: each LV written whole with random data through ulvm; its md5 is
+# kept in $W/LV.md5 for guest_move_finished.
+fill_lvs() {
+	local devs=$1 vg=$2 lv n
+	shift 2
+	for lv in "$@"; do
+		n=$(($(uq lvs --devices "$devs" --noheadings --units m --nosuffix -o lv_size "$vg/$lv" | tr -d ' ' | cut -d. -f1)))
+		pattern "$W/$lv.pat" "$n"
+		u dd --devices "$devs" if="$W/$lv.pat" of="$vg/$lv" bs=1M conv=fsync status=none
+		md5sum <"$W/$lv.pat" | cut -d' ' -f1 >"$W/$lv.md5"
+	done
+}
+# pvmove_killed DEVICES PV [WHAT]: ulvm pvmove of PV, killed (SIGKILL) by its test hook right
+# after its first commit
+pvmove_killed() {
+	local rc
+	echo "+ ulvm pvmove (${3:+$3, }killed after the first commit)" >>"$LOG"
+	ULVM_TEST_PVMOVE_KILL=commits:1 "$U" pvmove --devices "$1" -i 0 "$2" >>"$LOG" 2>&1
+	rc=$?
+	[ $rc = 137 ] || fail "ulvm pvmove was not killed after its first commit (exit $rc)"
+}
+# guest_move_finished VG WHY LV...: $W/guest.out says LVM2's `pvmove` finished ulvm's move in
+# VG ("pvmove rc=0"; WHY details a failure), vgck is clean ("vgck VG: ok"), no pvmove LV is
+# left ("VG: no pvmove LV left"), and the kernel reads each LV as fill_lvs wrote it ("md5 VG/LV
+# SUM").
+guest_move_finished() {
+	local vg=$1 why=$2 lv
+	shift 2
+	grep -q "^pvmove rc=0" "$W/guest.out" || fail "LVM2's pvmove did not finish ulvm's move in $vg: $why"
+	grep -q "^vgck $vg: ok" "$W/guest.out" || fail "LVM2's vgck of $vg after the move"
+	grep -q "^$vg: no pvmove LV left" "$W/guest.out" || fail "LVM2 left a pvmove LV in $vg"
+	for lv in "$@"; do
+		[ "$(grep "^md5 $vg/$lv " "$W/guest.out" | cut -d' ' -f3)" = "$(cat "$W/$lv.md5")" ] ||
+			fail "the guest reads other bytes in $vg/$lv than ulvm wrote"
+	done
+}
