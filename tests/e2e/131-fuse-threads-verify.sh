@@ -10,10 +10,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v fio >/dev/null || skip "fio not installed"
-export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
-ULVMD_CLEANUP='_fuse_cleanup'
+fuse_with_ulvmd
 
 VG=e2e131
 D=$T/direct
@@ -24,11 +22,8 @@ ulvm vgcreate $VG "$(img a)" >/dev/null
 ulvm lvcreate -n lv -L 64M $VG >/dev/null
 ulvmd_start
 ulvm lvchange -ay $VG/lv
-mkdir -p "$D" "$C"
-ulvm mount "$D" || fail "ulvm mount"
-FUSE_MNTS+=("$D")
-ulvm mount -o cache "$C" || fail "ulvm mount -o cache"
-FUSE_MNTS+=("$C")
+ulvmd_mount "$D"
+ulvmd_mount -o cache "$C"
 
 # runfio NAME FILE ARGS...: eight threads on 4 MiB each of the first 32 MiB; exit 0, no
 # error, no verify failure

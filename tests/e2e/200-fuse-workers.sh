@@ -10,10 +10,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v fio >/dev/null || skip "fio not installed"
-export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
-ULVMD_CLEANUP=_fuse_cleanup
+fuse_with_ulvmd
 # ----
 
 VG=vg200
@@ -29,17 +27,13 @@ ulvm lvchange -ay $VG/lin $VG/str
 
 ulvmd_start
 ULVMD_CLEANUP='[ -z "$DPID" ] || "$ULVM" dmsetup resume $VG-lin 2>/dev/null; _fuse_cleanup'
-mkdir -p "$DIR"
-ulvm mount "$DIR" $VG
-FUSE_MNTS+=("$DIR")
+ulvmd_mount "$DIR" $VG
 threads=$(ls "/proc/$DPID/task" | wc -l)
 [ "$threads" -ge 2 ] || fail "ulvmd has $threads thread(s) with a FUSE mount: no workers"
 mkdir -p "$T/nomnt"
 out=$("$ULVM" mount -o workers=x "$T/nomnt" $VG 2>&1) && fail "workers=x accepted"
 assert_match "bad option workers=x" "$out" "a bad worker count"
-mkdir -p "$DIR0"
-ulvm mount -o workers=0 "$DIR0" $VG
-FUSE_MNTS+=("$DIR0")
+ulvmd_mount -o workers=0 "$DIR0" $VG
 
 # runfio FILE RW: 4 KiB at queue depth 32 over the first 12 MiB, crc32c in every block
 runfio() {

@@ -14,18 +14,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-need_python
-command -v nbdcopy >/dev/null || skip "nbdcopy (libnbd-bin) not installed"
-export ULVM_RUN_DIR=$T/run
-. "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
-HOLDERS=()
-ULVMD_CLEANUP='for h in "${HOLDERS[@]}"; do kill $h 2>/dev/null; wait $h 2>/dev/null; done; _fuse_cleanup'
+. "$E2E_DIR/rename_open_lib.sh"
 
 VG=e2e217
 VG2=e2e217b
 DIR=$T/mnt
 M=$((1 << 20))
+SUM_BYTES=$((8 * M))
 mkimg a 64M
 ulvm pvcreate "$(img a)" >/dev/null
 ulvm vgcreate $VG "$(img a)" >/dev/null
@@ -36,38 +31,7 @@ ulvm dd if=/dev/urandom of=$VG/o bs=4k seek=7 count=30 conv=fsync status=none
 ulvm dd if=/dev/urandom of=$VG/s bs=4k seek=300 count=5 conv=fsync status=none
 ulvm vgchange -ay $VG >/dev/null
 ulvmd_start
-mkdir -p "$DIR"
-ulvm mount "$DIR" || fail "ulvm mount"
-FUSE_MNTS+=("$DIR")
-
-# hold LV: a holder.py with $DIR/VG/LV open and an NBD connection to VG/LV, asked in $T/h.LV
-hold() {
-	mkdir -p "$T/h.$1"
-	"$PYTHON" "$E2E_DIR/holder.py" "$DIR/$VG/$1" "$ULVM_RUN_DIR/nbd.sock" "$VG/$1" "$T/h.$1" &
-	HOLDERS+=($!)
-	for i in $(seq 200); do [ -e "$T/h.$1/ready" ] && return 0; sleep 0.05; done
-	fail "the holders of $1 did not start"
-}
-# ask LV WAY OP OFFSET LENGTH FILE
-ask() {
-	local d=$T/h.$1
-	shift
-	rm -f "$d/rep"
-	echo "$*" >"$d/req.tmp"
-	mv "$d/req.tmp" "$d/req"
-	for i in $(seq 500); do [ -e "$d/rep" ] && return 0; sleep 0.02; done
-	fail "the holders did not answer: $*"
-}
-md5() { md5sum <"$1" | cut -d' ' -f1; }
-# sums LV: md5 of the whole LV through its open FUSE file and its open NBD connection
-sums() {
-	ask "$1" fuse read 0 $((8 * M)) "$T/f.$1"
-	ask "$1" nbd read 0 $((8 * M)) "$T/n.$1"
-	echo "$(md5 "$T/f.$1") $(md5 "$T/n.$1")"
-}
-dms() { "$ULVM" dmsetup "$@"; }
-# name=uuid of every device
-uuids() { local n; for n in $(dms ls); do echo "$n=$(dms info "$n" | sed -n 's/^UUID: //p')"; done; }
+ulvmd_mount "$DIR"
 
 hold o
 hold s
@@ -96,14 +60,10 @@ check_stack() { # VGNAME ONAME SNAME WHAT
 	nbdcopy "nbd+unix:///$v/$o?socket=$ULVM_RUN_DIR/nbd.sock" "$T/c.o"
 	assert_eq "$so" "$(md5 "$T/c.o")" "$what: nbdcopy of $v/$o"
 	assert_match "Open count: +2$" "$(dms info "$v-$o")" "$what: its FUSE file and NBD connection hold the origin"
-	local rc=0
-	ulvm lvremove -f "$v/$o" >/dev/null 2>&1 || rc=$?
-	assert_eq 5 "$rc" "$what: lvremove of the open origin"
+	in_use "$what" "$v/$o"
 }
 
-run_rc out err rc ulvm lvrename $VG o o2
-assert_eq 0 "$rc" "lvrename of the open origin: $err"
-assert_eq "  Renamed \"o\" to \"o2\" in volume group \"$VG\"" "$out" "LVM2's line"
+renamed "the open origin" $VG o o2
 check_stack $VG o2 s "origin renamed"
 ask o connect x 0 0 $VG/o
 assert_eq refused "$(cat "$T/h.o/rep")" "a new NBD client of the old name"
@@ -118,33 +78,18 @@ SO=$(sums o)
 read -r so _ <<<"$SO"
 assert_eq "$SS" "$(sums s)" "the snapshot kept the old bytes (its COW still works under the new names)"
 
-run_rc out err rc ulvm lvrename $VG/s $VG/s2
-assert_eq 0 "$rc" "lvrename of the open snapshot: $err"
-assert_eq "  Renamed \"s\" to \"s2\" in volume group \"$VG\"" "$out" "LVM2's line"
+renamed "the open snapshot" $VG/s $VG/s2
 check_stack $VG o2 s2 "snapshot renamed"
 
-run_rc out err rc ulvm vgrename $VG $VG2
-assert_eq 0 "$rc" "vgrename with the open origin and snapshot: $err"
-assert_eq "  Volume group \"$VG\" successfully renamed to \"$VG2\"" "$out" "LVM2's line"
+vg_renamed "with the open origin and snapshot" $VG $VG2
 check_stack $VG2 o2 s2 "VG renamed"
 assert_eq "o2 s2" "$(ls "$DIR/$VG2" | paste -sd' ')" "the FUSE directory follows the VG"
 
-for h in o s; do echo "quit x 0 0 x" >"$T/h.$h/req.tmp"; mv "$T/h.$h/req.tmp" "$T/h.$h/req"; done
-for h in "${HOLDERS[@]}"; do wait "$h" || fail "a holder failed"; done
-HOLDERS=()
-fusermount3 -u "$DIR"
-FUSE_MNTS=()
-ulvm vgchange -an $VG2 >/dev/null
-assert_eq "No devices found" "$(dms ls)" "all down"
-ulvmd_stop
+holders_quit o s
+all_down $VG2
 ulvm vgchange -ay $VG2 >/dev/null
 assert_eq "$so" "$(ulvm dd if=$VG2/o2 bs=1M status=none | md5sum | cut -d' ' -f1)" "the origin after reactivation"
 assert_eq "$ss" "$(ulvm dd if=$VG2/s2 bs=1M status=none | md5sum | cut -d' ' -f1)" "the snapshot after reactivation"
 ulvm vgchange -an $VG2 >/dev/null
-if command -v lvm >/dev/null && lvm version >/dev/null 2>&1; then
-	attach a
-	lvm2 vgck $VG2 || fail "LVM2 vgck after the renames"
-	assert_eq "o2 s2" "$(lvm2 lvs --noheadings -o lv_name $VG2 | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')" "LVM2's LV names"
-	detach a
-fi
+lvm2_names $VG2 "o2 s2"
 echo "PASS: open origin and snapshot renamed in place (lvrename, vgrename)"

@@ -17,19 +17,14 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-need_python
-command -v nbdcopy >/dev/null || skip "nbdcopy (libnbd-bin) not installed"
-export ULVM_RUN_DIR=$T/run
-. "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
+. "$E2E_DIR/rename_open_lib.sh"
 . "$E2E_DIR/thin_lib.sh"
-HOLDERS=()
-ULVMD_CLEANUP='for h in "${HOLDERS[@]}"; do kill $h 2>/dev/null; wait $h 2>/dev/null; done; _fuse_cleanup'
 
 VG=e2e218
 VG2=e2e218b
 DIR=$T/mnt
 M=$((1 << 20))
+SUM_BYTES=$((16 * M))
 mkimg a 96M
 ulvm pvcreate "$(img a)" >/dev/null
 ulvm vgcreate $VG "$(img a)" >/dev/null
@@ -43,34 +38,7 @@ cp --sparse=always "$(img a)" "$T/b.img" # LVM2's copy, for the refusals
 ulvm vgchange -ay $VG >/dev/null
 ulvm lvchange -ay -K $VG/ths
 ulvmd_start
-mkdir -p "$DIR"
-ulvm mount "$DIR" || fail "ulvm mount"
-FUSE_MNTS+=("$DIR")
-
-hold() {
-	mkdir -p "$T/h.$1"
-	"$PYTHON" "$E2E_DIR/holder.py" "$DIR/$VG/$1" "$ULVM_RUN_DIR/nbd.sock" "$VG/$1" "$T/h.$1" &
-	HOLDERS+=($!)
-	for i in $(seq 200); do [ -e "$T/h.$1/ready" ] && return 0; sleep 0.05; done
-	fail "the holders of $1 did not start"
-}
-ask() { # LV WAY OP OFFSET LENGTH FILE
-	local d=$T/h.$1
-	shift
-	rm -f "$d/rep"
-	echo "$*" >"$d/req.tmp"
-	mv "$d/req.tmp" "$d/req"
-	for i in $(seq 500); do [ -e "$d/rep" ] && return 0; sleep 0.02; done
-	fail "the holders did not answer: $*"
-}
-md5() { md5sum <"$1" | cut -d' ' -f1; }
-sums() {
-	ask "$1" fuse read 0 $((16 * M)) "$T/f.$1"
-	ask "$1" nbd read 0 $((16 * M)) "$T/n.$1"
-	echo "$(md5 "$T/f.$1") $(md5 "$T/n.$1")"
-}
-dms() { "$ULVM" dmsetup "$@"; }
-uuids() { local n; for n in $(dms ls); do echo "$n=$(dms info "$n" | sed -n 's/^UUID: //p')"; done; }
+ulvmd_mount "$DIR"
 
 hold th
 hold ths
@@ -109,18 +77,13 @@ check_stack() { # VGNAME POOL THIN SNAP WHAT
 	nbdcopy "nbd+unix:///$v/$t?socket=$ULVM_RUN_DIR/nbd.sock" "$T/c.t"
 	nbdcopy "nbd+unix:///$v/$s?socket=$ULVM_RUN_DIR/nbd.sock" "$T/c.s"
 	assert_eq "$st $ss" "$(md5 "$T/c.t") $(md5 "$T/c.s")" "$what: nbdcopy of $v/$t and $v/$s"
-	local rc=0
-	ulvm lvremove -f "$v/$t" >/dev/null 2>&1 || rc=$?
-	assert_eq 5 "$rc" "$what: lvremove of the open thin LV"
+	in_use "$what" "$v/$t"
 }
 
-run_rc out err rc ulvm lvrename $VG pool tp
-assert_eq 0 "$rc" "lvrename of the pool under open thin LVs: $err"
-assert_eq "  Renamed \"pool\" to \"tp\" in volume group \"$VG\"" "$out" "LVM2's line"
+renamed "the pool under open thin LVs" $VG pool tp
 check_stack $VG tp th ths "pool renamed"
 
-run_rc out err rc ulvm lvrename $VG th th2
-assert_eq 0 "$rc" "lvrename of the open thin LV: $err"
+renamed "the open thin LV" $VG th th2
 check_stack $VG tp th2 ths "thin LV renamed"
 # a write through the open connection breaks sharing with the snapshot under the new names
 head -c $M /dev/urandom >"$T/w"
@@ -131,33 +94,19 @@ ST=$(sums th)
 read -r st _ <<<"$ST"
 assert_eq "$SS" "$(sums ths)" "the thin snapshot kept its bytes"
 
-run_rc out err rc ulvm lvrename $VG/ths $VG/ths2
-assert_eq 0 "$rc" "lvrename of the open thin snapshot: $err"
+renamed "the open thin snapshot" $VG/ths $VG/ths2
 check_stack $VG tp th2 ths2 "thin snapshot renamed"
 
-run_rc out err rc ulvm vgrename $VG $VG2
-assert_eq 0 "$rc" "vgrename with open thin LVs: $err"
-assert_eq "  Volume group \"$VG\" successfully renamed to \"$VG2\"" "$out" "LVM2's line"
+vg_renamed "with open thin LVs" $VG $VG2
 check_stack $VG2 tp th2 ths2 "VG renamed"
 assert_eq "th2 ths2" "$(ls "$DIR/$VG2" | grep '^th' | paste -sd' ')" "the FUSE directory follows"
 
-for h in th ths; do echo "quit x 0 0 x" >"$T/h.$h/req.tmp"; mv "$T/h.$h/req.tmp" "$T/h.$h/req"; done
-for h in "${HOLDERS[@]}"; do wait "$h" || fail "a holder failed"; done
-HOLDERS=()
-fusermount3 -u "$DIR"
-FUSE_MNTS=()
-ulvm vgchange -an $VG2 >/dev/null
-assert_eq "No devices found" "$(dms ls)" "all down"
-ulvmd_stop
+holders_quit th ths
+all_down $VG2
 tmeta_check $VG2 tp
 ulvm vgchange -ay $VG2 >/dev/null
 ulvm lvchange -ay -K $VG2/ths2
 assert_eq "$st $ss" "$(ulvm dd if=$VG2/th2 bs=1M status=none | md5sum | cut -d' ' -f1) $(ulvm dd if=$VG2/ths2 bs=1M status=none | md5sum | cut -d' ' -f1)" "the thin LVs after reactivation"
 ulvm vgchange -an $VG2 >/dev/null
-if command -v lvm >/dev/null && lvm version >/dev/null 2>&1; then
-	attach a
-	lvm2 vgck $VG2 || fail "LVM2 vgck after the renames"
-	assert_eq "th2 ths2 tp" "$(lvm2 lvs --noheadings -o lv_name -O lv_name $VG2 | tr -s ' \n' ' ' | sed 's/^ //;s/ $//')" "LVM2's LV names"
-	detach a
-fi
+lvm2_names $VG2 "th2 ths2 tp"
 echo "PASS: thin pool, open thin LV and thin snapshot renamed in place (lvrename, vgrename)"

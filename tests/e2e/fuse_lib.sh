@@ -1,6 +1,7 @@
 # Helpers of the FUSE tests (7x), sourced after lib.sh: start `ulvm mount -f` in the
 # background and wait until it is mounted, unmount it and check it exits 0, and clean up
-# mounts and loop devices whatever happens (with ulvmd_lib.sh too: ULVMD_CLEANUP).
+# mounts and loop devices whatever happens (with ulvmd_lib.sh too: ULVMD_CLEANUP). The tests
+# whose mounts ulvmd serves call fuse_with_ulvmd, then mount with ulvmd_mount.
 case $("$ULVM" mount 2>&1 || true) in
 *"without FUSE"*) skip "ulvm built without FUSE" ;;
 *"No such command"*) skip "this ulvm has no mount command" ;;
@@ -35,6 +36,21 @@ fuse_umount() {
 	MOUNT_PID=
 	_san_filter "ulvm mount" <"$T/mount.err" >&2
 	assert_eq 0 "$rc" "exit status of ulvm mount after unmounting $1"
+}
+# fuse_with_ulvmd: ulvmd_lib.sh sourced after this file (its exit trap, which runs
+# ULVMD_CLEANUP, replaces this file's), with the FUSE cleanup in ULVMD_CLEANUP
+fuse_with_ulvmd() {
+	. "$E2E_DIR/ulvmd_lib.sh"
+	ULVMD_CLEANUP=_fuse_cleanup
+}
+# ulvmd_mount [-o OPTS] DIR [VG...]: `ulvm mount` (served by the running ulvmd) on DIR, which
+# the cleanup unmounts
+ulvmd_mount() {
+	local o=()
+	[ "$1" != -o ] || { o=(-o "$2"); shift 2; }
+	mkdir -p "$1"
+	ulvm mount "${o[@]}" "$@" || fail "ulvm mount ${o[*]} $*"
+	FUSE_MNTS+=("$1")
 }
 _fuse_cleanup() {
 	local m l

@@ -17,20 +17,11 @@ set -u
 ME=tests/kernel/k-thin-repair.sh
 . "$(dirname "${BASH_SOURCE[0]}")/klib.sh"
 klib_init kthin-repair "$@"
-command -v thin_check >/dev/null || skip "thin_check (thin-provisioning-tools 0.9.0) not installed"
-E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e" && pwd)
-PYTHON=${PYTHON:-python3}
-T=$W/out
-. "$E2E_DIR/thin_lib.sh"
 DU=$W/du.img DL=$W/dl.img
-truncate -s 256M "$DU"
-export ULVM_DEVICES=$DU
-ulvm() { "$U" "$@"; }
+klib_thin thin_check "$DU"
 LAYOUTF=lv_name,lv_attr,lv_uuid,seg_pe_ranges,lv_size
-norm() { awk '{ $1 = $1; print }' | sort; }
 # the new spare's UUID is a fresh random one on either side
 newspare() { awk '$1 ~ /_pmspare\]$/ { $3 = "@NEW@" } { print }'; }
-cmp_or_fail() { if cmp -s "$2" "$3"; then pass "$1"; else fail "$1"; diff "$2" "$3" | sed 's/^/  /'; fi; }
 
 u pvcreate "$DU"
 u vgcreate rvg "$DU"
@@ -85,18 +76,7 @@ sec check; lvchange --devices $DU -ay -y rvg/pool_tmeta && thin_check /dev/rvg/p
 lvchange --devices $DU -an rvg/pool_tmeta
 sec done
 GUEST
-T0=$(date +%s)
-bash "$KDM_RUN" -t 600 "$DU" "$DL" -s "$W/guest.sh" >"$W/guest.out" 2>"$W/guest.err"
-KRC=$?
-echo "$ME: kernel run: exit $KRC, $(($(date +%s) - T0))s"
-[ "$VERBOSE" = 1 ] && { cat "$W/guest.out"; cat "$W/guest.err"; }
-if ! grep -q '^=== done ===$' "$W/guest.out"; then
-	fail "kernel run did not complete (exit $KRC)"
-	tail -30 "$W/guest.err" | sed 's/^/  stderr| /'
-	tail -30 "$W/guest.out" | sed 's/^/  stdout| /'
-	exit 1
-fi
-section() { awk -v n="=== $1 ===" '$0 == n { on = 1; next } on && /^=== .* ===$/ { exit } on { print }' "$W/guest.out"; }
+guest_run 600 "$DU" "$DL"
 # LVM2's lines about the missing udev and a devices file are not the repair's
 quiet() { grep -v -e 'udev' -e 'devices file' -e 'leaked on lvm invocation' || true; }
 section repair | quiet >"$W/guest.repair"

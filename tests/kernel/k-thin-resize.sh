@@ -18,15 +18,8 @@ set -u
 ME=tests/kernel/k-thin-resize.sh
 . "$(dirname "${BASH_SOURCE[0]}")/klib.sh"
 klib_init kthin-resize "$@"
-command -v thin_dump >/dev/null || skip "thin_dump (thin-provisioning-tools 0.9.0) not installed"
-E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e" && pwd)
-PYTHON=${PYTHON:-python3}
-T=$W/out
-. "$E2E_DIR/thin_lib.sh"
 DR=$W/dr.img
-truncate -s 256M "$DR"
-export ULVM_DEVICES=$DR
-ulvm() { "$U" "$@"; }
+klib_thin thin_dump "$DR"
 
 u pvcreate "$DR"
 u vgcreate rvg "$DR"
@@ -65,18 +58,7 @@ sec check; lvchange -ay -y rvg/pool_tmeta && thin_check /dev/rvg/pool_tmeta; ech
 thin_dump /dev/rvg/pool_tmeta | head -1; lvchange -an rvg/pool_tmeta
 sec done
 GUEST
-T0=$(date +%s)
-bash "$KDM_RUN" -t 600 "$DR" -s "$W/guest.sh" >"$W/guest.out" 2>"$W/guest.err"
-KRC=$?
-echo "$ME: kernel run: exit $KRC, $(($(date +%s) - T0))s"
-[ "$VERBOSE" = 1 ] && { cat "$W/guest.out"; cat "$W/guest.err"; }
-if ! grep -q '^=== done ===$' "$W/guest.out"; then
-	fail "kernel run did not complete (exit $KRC)"
-	tail -30 "$W/guest.err" | sed 's/^/  stderr| /'
-	exit 1
-fi
-section() { awk -v n="=== $1 ===" '$0 == n { on = 1; next } on && /^=== .* ===$/ { exit } on { print }' "$W/guest.out"; }
-cmp_or_fail() { if cmp -s "$2" "$3"; then pass "$1"; else fail "$1"; diff "$2" "$3" | sed 's/^/  /'; fi; }
+guest_run 600 "$DR"
 section activate | grep -q '^rc=0$' && pass "guest: lvm2 activates the flagged pool" ||
 	{ fail "guest: vgchange -ay rvg"; section activate; }
 section sums >"$W/guest.sums"

@@ -22,18 +22,10 @@ set -u
 ME=tests/kernel/k-thin-tmeta-segments.sh
 . "$(dirname "${BASH_SOURCE[0]}")/klib.sh"
 klib_init kthin-tmeta "$@"
-command -v thin_check >/dev/null || skip "thin_check (thin-provisioning-tools 0.9.0) not installed"
-E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e" && pwd)
-T=$W/out
-. "$E2E_DIR/thin_lib.sh"
 DU=$W/du.img DK=$W/dk.img
-truncate -s 256M "$DU" "$DK"
-export ULVM_DEVICES=$DU,$DK
-ulvm() { "$U" "$@"; }
+klib_thin thin_check "$DU" "$DK"
 THINF=lv_name,data_percent,metadata_percent,transaction_id,lv_metadata_size
 SEGF=lv_name,seg_le_ranges,seg_size_pe
-norm() { awk '{ $1 = $1; print }' | sort; }
-cmp_or_fail() { if cmp -s "$2" "$3"; then pass "$1"; else fail "$1"; diff "$2" "$3" | sed 's/^/  /'; fi; }
 
 # ------------------------------------------------------------ ulvm's pool, before the boot
 u pvcreate "$DU"
@@ -99,18 +91,7 @@ sec kseg; lvs -a --noheadings -o $SEGF kvg/pool_tmeta | sed "s|$DK|@PV@|g"
 vgchange -an kvg >/dev/null
 sec done
 GUEST
-T0=$(date +%s)
-bash "$KDM_RUN" -t 900 "$DU" "$DK" -s "$W/guest.sh" >"$W/guest.out" 2>"$W/guest.err"
-KRC=$?
-echo "$ME: kernel run: exit $KRC, $(($(date +%s) - T0))s"
-[ "$VERBOSE" = 1 ] && { cat "$W/guest.out"; cat "$W/guest.err"; }
-if ! grep -q '^=== done ===$' "$W/guest.out"; then
-	fail "kernel run did not complete (exit $KRC)"
-	tail -30 "$W/guest.err" | sed 's/^/  stderr| /'
-	tail -30 "$W/guest.out" | sed 's/^/  stdout| /'
-	exit 1
-fi
-section() { awk -v n="=== $1 ===" '$0 == n { on = 1; next } on && /^=== .* ===$/ { exit } on { print }' "$W/guest.out"; }
+guest_run 900 "$DU" "$DK"
 
 # ulvm -> kernel
 section activate | grep -q '^rc=0$' && pass "guest: lvm2 activates ulvm's pool with a 3-segment tmeta (thin_check ran)" ||

@@ -138,3 +138,44 @@ guest_move_finished() {
 			fail "the guest reads other bytes in $vg/$lv than ulvm wrote"
 	done
 }
+
+# The thin tests' host side (k-thin-*.sh).
+# klib_thin TOOL IMAGE...: skip unless thin-provisioning-tools' TOOL is installed; e2e's
+# thin_lib.sh sourced (its files in $T, $PYTHON for its scripts); each IMAGE a sparse 256 MiB
+# file, all of them ulvm's devices (ULVM_DEVICES); ulvm runs $U.
+klib_thin() {
+	local tool=$1
+	shift
+	command -v "$tool" >/dev/null || skip "$tool (thin-provisioning-tools 0.9.0) not installed"
+	E2E_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/../e2e" && pwd)
+	PYTHON=${PYTHON:-python3}
+	T=$W/out
+	. "$E2E_DIR/thin_lib.sh"
+	truncate -s 256M "$@"
+	ULVM_DEVICES=$(IFS=,; echo "$*")
+	export ULVM_DEVICES
+	ulvm() { "$U" "$@"; }
+}
+# guest_run TIMEOUT IMAGE...: $W/guest.sh run in the kernel on the images (its stdout in
+# $W/guest.out, stderr in $W/guest.err); the test ends (exit 1) unless it reached
+# `=== done ===`. section NAME then prints what the guest wrote under `=== NAME ===`.
+guest_run() {
+	local timeout=$1 t0 krc
+	shift
+	t0=$(date +%s)
+	bash "$KDM_RUN" -t "$timeout" "$@" -s "$W/guest.sh" >"$W/guest.out" 2>"$W/guest.err"
+	krc=$?
+	echo "$ME: kernel run: exit $krc, $(($(date +%s) - t0))s"
+	[ "$VERBOSE" = 1 ] && { cat "$W/guest.out"; cat "$W/guest.err"; }
+	if ! grep -q '^=== done ===$' "$W/guest.out"; then
+		fail "kernel run did not complete (exit $krc)"
+		tail -30 "$W/guest.err" | sed 's/^/  stderr| /'
+		tail -30 "$W/guest.out" | sed 's/^/  stdout| /'
+		exit 1
+	fi
+}
+section() { awk -v n="=== $1 ===" '$0 == n { on = 1; next } on && /^=== .* ===$/ { exit } on { print }' "$W/guest.out"; }
+# norm: each line's blanks squeezed (as lvs pads them), the lines sorted
+norm() { awk '{ $1 = $1; print }' | sort; }
+# cmp_or_fail WHAT EXPECTED GOT: pass, or fail with the diff of the two files
+cmp_or_fail() { if cmp -s "$2" "$3"; then pass "$1"; else fail "$1"; diff "$2" "$3" | sed 's/^/  /'; fi; }
