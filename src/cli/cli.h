@@ -71,6 +71,10 @@ void cli_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Split "VG/LV" (or "/dev/VG/LV"). */
 int cli_split_lv(const char *arg, char *vg, size_t vglen, char *lv, size_t lvlen);
 const char *cli_description(struct cli *c);
+/* Open a VG a change command goes through, as LVM2 processes one: the log report's rows are
+ * about it from here; a VG that is not there is said as LVM2 says it (two lines). The error
+ * is printed; the result is 0 or the negative errno. */
+int cli_vg_open(struct cli *c, const char *name, enum ulvm_lock_mode mode, struct ulvm_vg **vg);
 /* The VG names, copied: opening a VG rescans and replaces the library's list. */
 int cli_vg_names(struct cli *c, char ***names, size_t *n);
 void cli_free_names(char **names, size_t n);
@@ -341,6 +345,37 @@ bool cmdlog_only(void); /* --logonly: the log report alone */
 void cmdlog_status(const char *otype, const char *name, const char *id, const char *group,
                    const char *gid, bool ok);
 void cmdlog_print(struct cli *c, bool after_report);
+/* A change command's log report (LVM2 keeps one for every command that goes through VGs,
+ * LVs or PVs): cmdlog_begin() before it runs, cmdlog_end() prints it after. Its messages
+ * (cli_print, cli_fail, cli_error, the library's warnings) are rows about the current
+ * object, set with cmdlog_object*(); cmdlog_done(rc) adds that object's status row. */
+void cmdlog_begin(const struct cli *c);
+void cmdlog_end(struct cli *c, int rc);
+void cmdlog_object(const char *otype, const char *name, const char *id, const char *group,
+                   const char *gid);
+void cmdlog_object_vg(const struct ulvm_vg *vg);
+void cmdlog_object_lv(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+void cmdlog_object_pv(const struct ulvm_vg *vg, const char *path, const char *uuid);
+void cmdlog_object_none(void);
+int cmdlog_done(int rc); /* returns rc */
+/* The VG the next rows are about (vguuid NULL: not known, or kept); another VG's status row
+ * is added first. cmdlog_group_end() adds this one's; cmdlog_end() too. */
+void cmdlog_group(const char *vgname, const char *vguuid);
+void cmdlog_group_fail(void);
+void cmdlog_manual(bool on);  /* the command adds its VGs' status rows itself (pvscan) */
+void cmdlog_group_noid(void); /* its status row without the VG's id (LVM2's vgreduce) */
+void cmdlog_group_end(void);
+void cmdlog_hold(void); /* the VG's print rows after its status rows (lvremove) */
+/* An LV named that the VG does not have: its error and status rows after the others of the
+ * VG, as LVM2 says it (or the error on stderr). */
+void cmdlog_lv_missing(const struct ulvm_vg *vg, const char *lvname, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+bool cmdlog_message(const char *type, const char *msg); /* false: the log is off */
+/* An error line: a row of the log report when it is on, else stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A warning line (LVM2's log_warn, with or without "WARNING: "): a row of type warn, or
+ * stderr. */
+void cli_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* An error of a report command: a row of the log report when it is on, else stderr. */
 void cli_report_error(const char *otype, const char *name, const char *id, const char *group,
                       const char *gid, const char *fmt, ...) __attribute__((format(printf, 6, 7)));

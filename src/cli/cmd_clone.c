@@ -146,7 +146,13 @@ static int pvresize_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 			ulvm_log(ULVM_LOG_WARN, "%s: Pretending size is %llu not %llu sectors.",
 			         pv->device, (unsigned long long)s->size,
 			         (unsigned long long)s->dev_size);
+		cmdlog_object_pv(vg, pv->device, pv->uuid);
 		s->r = ulvm_pv_resize(vg, pv, s->size, cli_description(c));
+		if (s->r)
+			cli_fail(s->r);
+		else
+			cli_print("Physical volume \"%s\" changed", s->path);
+		cmdlog_done(s->r ? ECMD_FAILED : ECMD_PROCESSED);
 	}
 	ulvm_vg_close(vg);
 	return ECMD_PROCESSED;
@@ -217,14 +223,12 @@ int cmd_pvresize(struct cli *c, int argc, char **argv)
 			free(vgname);
 		}
 		if (!s.found || s.r) {
-			if (s.r)
-				cli_fail(s.r);
 			not_done++;
 			continue;
 		}
-		cli_print("Physical volume \"%s\" changed", argv[k]);
 		done++;
 	}
+	cmdlog_group_end(); /* the count is about no VG */
 	cli_print("%zu physical volume(s) resized or updated / %zu physical volume(s) not resized",
 	          done, not_done);
 	return not_done ? ECMD_FAILED : ECMD_PROCESSED;

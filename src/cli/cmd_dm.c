@@ -611,10 +611,10 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		size_t active = 0;
 		bool on = act && act[0] != 'n';
 
-		if ((r = ulvm_vg_open(
-		         c->ctx, argv[i],
+		if ((r = cli_vg_open(
+		         c, argv[i],
 		         nadd || ndel || change_attrs ? ULVM_LOCK_WRITE : ULVM_LOCK_READ, &vg))) {
-			rc = cli_fail(r);
+			rc = ECMD_FAILED;
 			continue;
 		}
 		for (size_t k = 0; k < nadd && !r; k++)

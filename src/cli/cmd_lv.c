@@ -374,8 +374,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	for (size_t i = 0; i < p.npvs; i++)
 		if ((r = ulvm_ctx_add_device(c->ctx, p.pvs[i])))
 			return cli_fail(r);
-	if ((r = ulvm_vg_open(c->ctx, vgname, ULVM_LOCK_WRITE, &vg)))
-		return cli_fail(r);
+	if ((r = cli_vg_open(c, vgname, ULVM_LOCK_WRITE, &vg)))
+		return ECMD_FAILED;
 	if ((r = ulvm_vg_require_complete(vg))) {
 		ulvm_vg_close(vg);
 		return cli_fail(r);
@@ -521,8 +521,10 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	}
 	p.pvs = (const char *const *)argv + optind + 1;
 	p.npvs = (size_t)(argc - optind - 1);
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	if (cli_vg_open(c, vgn, ULVM_LOCK_WRITE, &vg))
+		return ECMD_FAILED;
 	if ((r = ulvm_vg_require_complete(vg)))
 		goto out;
 	if (!(lv = ulvm_lv_find(vg, lvn))) {
@@ -696,11 +698,11 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 
 		if (whole_vg)
 			snprintf(vgn, sizeof(vgn), "%s", argv[i]);
-		if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg))) {
-			cli_fail(r);
+		if ((r = cli_vg_open(c, vgn, ULVM_LOCK_WRITE, &vg))) {
 			rc = ECMD_FAILED;
 			continue;
 		}
+		cmdlog_hold();
 		/* Commit after each LV, as LVM2 does, so a failure keeps what was done. */
 		for (size_t l = 0; l < vg->nlvs;) {
 			struct ulvm_lv *lv = vg->lvs[l];
@@ -713,6 +715,7 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			}
 			found = true;
 			snprintf(name, sizeof(name), "%s", lv->name);
+			cmdlog_object_lv(vg, lv);
 			{ /* thin pools, thin LVs, a pool's sub-LVs: LVM2's rules (cmd_lvthin.c) */
 				size_t keep = 0;
 				bool handled;
@@ -819,16 +822,23 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			    (r = ulvm_lv_remove(vg, lv)) ||
 			    (r = ulvm_vg_commit(vg, cli_description(c)))) {
 				cli_fail(r);
+				cmdlog_done(ECMD_FAILED);
 				rc = ECMD_FAILED;
 				l++;
 				continue;
 			}
+			/* as LVM2: the LV's status, then (after the VG) the message about it gone
+			 */
+			cmdlog_done(ECMD_PROCESSED);
+			cmdlog_object("lv", NULL, NULL, vg->name, vg->uuid);
 			cli_print("Logical volume \"%s\" successfully removed.", name);
+			cmdlog_group(vg->name, NULL); /* the rows are about the VG again */
 			if (!whole_vg)
 				break;
 		}
 		if (!whole_vg && !found) {
-			fprintf(stderr, "  Failed to find logical volume \"%s/%s\"\n", vgn, lvn);
+			cmdlog_lv_missing(vg, lvn, "Failed to find logical volume \"%s/%s\"", vgn,
+			                  lvn);
 			rc = ECMD_FAILED;
 		}
 		ulvm_vg_close(vg);
@@ -873,8 +883,10 @@ int cmd_lvrename(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Old and new logical volume names must differ\n");
 		return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	if (cli_vg_open(c, vgn, ULVM_LOCK_WRITE, &vg))
+		return ECMD_FAILED;
 	if ((r = ulvm_vg_require_complete(vg)))
 		;
 	else if (!(lv = ulvm_lv_find(vg, lvn)))
@@ -1119,15 +1131,14 @@ static int open_lv_arg(struct cli *c, const char *arg, char vgn[256], char lvn[2
 		fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", arg);
 		return -EINVAL;
 	}
-	if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, vg))) {
-		cli_fail(r);
+	if ((r = cli_vg_open(c, vgn, ULVM_LOCK_WRITE, vg)))
 		return r;
-	}
 	if (!(*lv = ulvm_lv_find(*vg, lvn))) {
-		cli_fail(ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn, lvn));
+		cmdlog_lv_missing(*vg, lvn, "Failed to find logical volume \"%s/%s\"", vgn, lvn);
 		ulvm_vg_close(*vg);
 		return -ENOENT;
 	}
+	cmdlog_object_lv(*vg, *lv);
 	return 0;
 }
 
@@ -1246,6 +1257,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		} else if (nadd || ndel || perm) {
 			cli_print("Logical volume %s/%s changed.", vgn, lvn);
 		}
+		cmdlog_done(r ? ECMD_FAILED : ECMD_PROCESSED);
 		ulvm_vg_close(vg);
 	}
 	return rc;

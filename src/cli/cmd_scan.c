@@ -91,6 +91,7 @@ static int each_vg_lvm2_order(struct cli *c, enum ulvm_lock_mode mode, cli_vg_fn
 
 struct pvscan_row {
 	const char *dev, *vg;
+	char pv_uuid[UUID_LEN + 1], vg_uuid[UUID_LEN + 1]; /* for the log report */
 	bool exported;
 	uint64_t size, free; /* sectors; for orphans size only */
 };
@@ -114,12 +115,15 @@ static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		if (!(r = realloc(s->rows, (s->n + 1) * sizeof(*r))))
 			break;
 		s->rows = r;
-		r[s->n++] = (struct pvscan_row){
+		r[s->n] = (struct pvscan_row){
 		    .dev = strdup(pv->device),
 		    .vg = strdup(vg->name),
 		    .exported = exported,
 		    .size = (uint64_t)pv->pe_count * vg->extent_size,
 		    .free = (uint64_t)(pv->pe_count - pv->pe_alloc_count) * vg->extent_size};
+		memcpy(r[s->n].pv_uuid, pv->uuid, sizeof(r[s->n].pv_uuid));
+		memcpy(r[s->n].vg_uuid, vg->uuid, sizeof(r[s->n].vg_uuid));
+		s->n++;
 	}
 	ulvm_vg_close(vg);
 	return ECMD_PROCESSED;
@@ -127,7 +131,8 @@ static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_pvscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, {"reportformat", required_argument, NULL, 1014}, {0}};
 	struct pvscan_state s = {0};
 	const struct ulvm_dev_info *devs;
 	size_t ndevs, in_use = 0, width = 0;
@@ -137,6 +142,8 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 
 	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL)))
 		return rc;
+	/* the log report's rows are added as the lines are printed, after the scan */
+	cmdlog_manual(true);
 	if ((rc = each_vg_lvm2_order(c, ULVM_LOCK_READ, pvscan_vg, &s)) != ECMD_PROCESSED)
 		goto out;
 	if ((r = ulvm_scan(c->ctx, &devs, &ndevs))) {
@@ -150,8 +157,10 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 		if (!(n = realloc(s.rows, (s.n + 1) * sizeof(*n))))
 			break;
 		s.rows = n;
-		s.rows[s.n++] =
+		s.rows[s.n] =
 		    (struct pvscan_row){.dev = strdup(devs[i].path), .size = devs[i].size / 512};
+		snprintf(s.rows[s.n].pv_uuid, sizeof(s.rows[s.n].pv_uuid), "%s", devs[i].pv_uuid);
+		s.n++;
 	}
 	if (!s.n) {
 		cli_print("No matching physical volumes found");
@@ -169,8 +178,14 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 		size_h(p->size, b1, sizeof(b1));
 		size_h(p->free, b2, sizeof(b2));
 		total += p->size;
+		/* as LVM2's: each PV's line and status, each VG's status after its PVs, the
+		 * orphans' after theirs */
+		cmdlog_object("pv", p->dev, p->pv_uuid, p->vg, p->vg ? p->vg_uuid : NULL);
 		if (!p->vg) {
 			cli_print("PV %-*s    %-15s lvm2 [%s]", (int)width, p->dev, " ", b1);
+			cmdlog_done(ECMD_PROCESSED);
+			if (i + 1 == s.n || s.rows[i + 1].vg)
+				cmdlog_status("orphan", "lvm2", NULL, NULL, NULL, true);
 			continue;
 		}
 		in_use++;
@@ -181,6 +196,12 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 		else
 			cli_print("PV %-*s VG %-15s lvm2 [%s / %s free]", (int)width, p->dev, p->vg,
 			          b1, b2);
+		cmdlog_done(ECMD_PROCESSED);
+		if (i + 1 == s.n || !s.rows[i + 1].vg || strcmp(s.rows[i + 1].vg, p->vg)) {
+			char id[UUID_STR_LEN + 1];
+			uuid_format(p->vg_uuid, id);
+			cmdlog_status("vg", p->vg, id, NULL, NULL, true);
+		}
 	}
 	size_h(total, b1, sizeof(b1));
 	size_h(used, b2, sizeof(b2));
@@ -213,8 +234,10 @@ static int vgscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_vgscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"mknodes", no_argument, NULL, 9500}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"mknodes", no_argument, NULL, 9500},
+	                                   {"reportformat", required_argument, NULL, 1014},
+	                                   {0}};
 	int rc;
 
 	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL)))
@@ -238,6 +261,7 @@ static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		if (!all && !ulvm_lv_visible(lv))
 			continue;
 		ulvm_lv_info(vg, lv, &info);
+		cmdlog_object_lv(vg, lv);
 		size_h((uint64_t)lv->le_count * vg->extent_size, b, sizeof(b));
 		/* allocation policies are not modelled: every LV has the default, inherit */
 		cli_print("%s%s '/dev/%s/%s' [%s] inherit",
@@ -246,6 +270,7 @@ static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		          : info.snapshot  ? "Snapshot"
 		                           : "        ",
 		          vg->name, lv->name, b);
+		cmdlog_done(ECMD_PROCESSED);
 	}
 	ulvm_vg_close(vg);
 	return ECMD_PROCESSED;
@@ -262,7 +287,10 @@ static int lvscan_opt(struct cli *c, int opt, void *arg)
 
 int cmd_lvscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"all", no_argument, NULL, 'a'},
+	                                   {"reportformat", required_argument, NULL, 1014},
+	                                   {0}};
 	bool all = false;
 	int rc;
 
@@ -424,12 +452,12 @@ static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		if (!pv_named(pv, o))
 			continue;
 		o->found++;
+		cmdlog_object_pv(vg, pv->device, pv->uuid);
 		if (o->allocatable >= 0) {
 			bool is = ulvm_strlist_has(&pv->status, "ALLOCATABLE");
 			if (is == (o->allocatable == 1)) {
-				fprintf(stderr,
-				        "  Physical volume \"%s\" is already %sallocatable.\n",
-				        pv->device, is ? "" : "un");
+				cli_warn("Physical volume \"%s\" is already %sallocatable.",
+				         pv->device, is ? "" : "un");
 				ok = false;
 			} else {
 				r = strlist_set(&pv->status, "ALLOCATABLE", !is);
@@ -442,6 +470,7 @@ static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		if (!r && !ok) {
 			/* already so: not changed, and not a failure (as LVM2) */
 			cli_print("Physical volume %s not changed", pv->device);
+			cmdlog_done(ECMD_PROCESSED);
 			o->unchanged++;
 		} else if (!r) {
 			changed[i] = true;
@@ -459,8 +488,11 @@ static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		rc = cli_fail(r);
 	} else {
 		for (size_t i = 0; i < vg->npvs; i++)
-			if (changed[i])
+			if (changed[i]) {
+				cmdlog_object_pv(vg, vg->pvs[i]->device, vg->pvs[i]->uuid);
 				cli_print("Physical volume \"%s\" changed", vg->pvs[i]->device);
+				cmdlog_done(ECMD_PROCESSED);
+			}
 		o->changed += nchanged;
 	}
 	free(changed);
@@ -542,6 +574,7 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 			}
 		}
 	}
+	cmdlog_group_end(); /* the count is about no VG */
 	cli_print("%zu physical volume%s changed / %zu physical volume%s not changed", o.changed,
 	          o.changed == 1 ? "" : "s", o.unchanged, o.unchanged == 1 ? "" : "s");
 	return rc;

@@ -24,6 +24,39 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 		"zero", required_argument, NULL, 'Z'                                               \
 	}
 
+/* Which of the devices are not PVs yet: vgcreate and vgextend make them PVs and say so, as
+ * LVM2 does (its pvcreate's line). NULL: none known (out of memory, no scan). */
+static bool *new_pvs(struct cli *c, char *const *paths, int n)
+{
+	const struct ulvm_dev_info *devs;
+	size_t ndevs;
+	bool *fresh = calloc((size_t)n + 1, sizeof(*fresh));
+
+	if (!fresh || ulvm_scan(c->ctx, &devs, &ndevs)) {
+		free(fresh);
+		return NULL;
+	}
+	for (int i = 0; i < n; i++) {
+		fresh[i] = true;
+		for (size_t k = 0; k < ndevs; k++)
+			if (devs[k].is_pv && !strcmp(devs[k].path, paths[i]))
+				fresh[i] = false;
+	}
+	return fresh;
+}
+
+/* The lines of the PVs made, about no VG in the log report (as LVM2's). */
+static void say_new_pvs(char *const *paths, int n, bool *fresh, const char *vgname)
+{
+	cmdlog_object_none();
+	for (int i = 0; fresh && i < n; i++)
+		if (fresh[i])
+			cli_print("Physical volume \"%s\" successfully created.", paths[i]);
+	free(fresh);
+	if (vgname)
+		cmdlog_group(vgname, NULL);
+}
+
 int cmd_vgcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -82,10 +115,14 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	cli_pvcreate_asks(c, &o.pv); /* devices that are not PVs yet: LVM2's questions */
+	bool *fresh = new_pvs(c, argv + optind + 1, argc - optind - 1);
 	r = ulvm_vgcreate(c->ctx, argv[optind], (const char *const *)argv + optind + 1,
 	                  (size_t)(argc - optind - 1), &o);
-	if (r)
+	if (r) {
+		free(fresh);
 		return cli_fail(r);
+	}
+	say_new_pvs(argv + optind + 1, argc - optind - 1, fresh, NULL);
 	cli_print("Volume group \"%s\" successfully created", argv[optind]);
 	return ECMD_PROCESSED;
 }
@@ -96,12 +133,29 @@ static int open_vg(struct cli *c, const char *name, enum ulvm_lock_mode mode, st
 	int r;
 
 	if ((r = cli_open_ctx(c)))
-		return r;
+		return cli_fail(r);
 	/* vgextend, vgreduce, vgremove, vgrename change the set of VGs or orphans: LVM2 takes
 	 * its global lock first (held until the command ends). */
 	if (mode == ULVM_LOCK_WRITE && (r = ulvm_lock_global(c->ctx, ULVM_LOCK_WRITE)))
-		return r;
-	return ulvm_vg_open(c->ctx, name, mode, vg);
+		return cli_fail(r);
+	return cli_vg_open(c, name, mode, vg) ? ECMD_FAILED : 0;
+}
+
+/* A PV of the VG by the path it was found at (NULL: not there). */
+static const struct ulvm_pv *pv_at(const struct ulvm_vg *vg, const char *path)
+{
+	for (size_t i = 0; i < vg->npvs; i++)
+		if (vg->pvs[i]->device && !strcmp(vg->pvs[i]->device, path))
+			return vg->pvs[i];
+	return NULL;
+}
+
+/* vgreduce's row for the PV it removes (as LVM2's: the PV's, then its status). */
+static void log_reduced_pv(const struct ulvm_vg *vg, const char *path)
+{
+	const struct ulvm_pv *pv = pv_at(vg, path);
+
+	cmdlog_object_pv(vg, path, pv ? pv->uuid : NULL);
 }
 
 int cmd_vgextend(struct cli *c, int argc, char **argv)
@@ -122,13 +176,17 @@ int cmd_vgextend(struct cli *c, int argc, char **argv)
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
-		return cli_fail(r);
+		return ECMD_FAILED;
 	cli_pvcreate_asks(c, &o);
+	bool *fresh = new_pvs(c, argv + optind + 1, argc - optind - 1);
 	r = ulvm_vg_extend(vg, (const char *const *)argv + optind + 1, (size_t)(argc - optind - 1),
 	                   &o);
 	ulvm_vg_close(vg);
-	if (r)
+	if (r) {
+		free(fresh);
 		return cli_fail(r);
+	}
+	say_new_pvs(argv + optind + 1, argc - optind - 1, fresh, argv[optind]);
 	cli_print("Volume group \"%s\" successfully extended", argv[optind]);
 	return ECMD_PROCESSED;
 }
@@ -155,7 +213,7 @@ int cmd_vgreduce(struct cli *c, int argc, char **argv)
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
-		return cli_fail(r);
+		return ECMD_FAILED;
 	if (all) {
 		/* Every unused PV but one. */
 		for (size_t i = vg->npvs; i-- > 0 && vg->npvs > 1;) {
@@ -163,23 +221,31 @@ int cmd_vgreduce(struct cli *c, int argc, char **argv)
 			if (vg->pvs[i]->pe_alloc_count || !vg->pvs[i]->device)
 				continue;
 			dev = strdup(vg->pvs[i]->device);
+			if (dev)
+				log_reduced_pv(vg, dev);
 			if (!dev || (r = ulvm_vg_reduce(vg, dev))) {
 				cli_fail(r);
 				rc = ECMD_FAILED;
 			} else {
 				cli_print("Removed \"%s\" from volume group \"%s\"", dev, vg->name);
 			}
+			cmdlog_done(dev && !r ? ECMD_PROCESSED : ECMD_FAILED);
 			free(dev);
 		}
 	}
 	for (int i = optind + 1; i < argc; i++) {
+		log_reduced_pv(vg, argv[i]);
 		if ((r = ulvm_vg_reduce(vg, argv[i]))) {
 			cli_fail(r);
+			cmdlog_done(ECMD_FAILED);
 			rc = ECMD_FAILED;
 			continue;
 		}
 		cli_print("Removed \"%s\" from volume group \"%s\"", argv[i], vg->name);
+		cmdlog_done(ECMD_PROCESSED);
 	}
+	/* as LVM2's vgreduce: the VG's own status row carries no id */
+	cmdlog_group_noid();
 	ulvm_vg_close(vg);
 	return rc;
 }
@@ -200,11 +266,22 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 		struct ulvm_vg *vg;
 		size_t nlv;
 		if ((r = open_vg(c, argv[i], ULVM_LOCK_WRITE, &vg))) {
-			cli_fail(r);
 			rc = ECMD_FAILED;
 			continue;
 		}
-		nlv = vg->nlvs;
+		/* the visible LVs -f removes, each said as LVM2 says it */
+		char(*lvnames)[256] = calloc(vg->nlvs + 1, sizeof(*lvnames));
+		char(*lvids)[UUID_LEN + 1] = calloc(vg->nlvs + 1, sizeof(*lvids));
+		char vgid[UUID_LEN + 1];
+		nlv = 0;
+		for (size_t l = 0; lvnames && lvids && l < vg->nlvs; l++)
+			if (ulvm_lv_visible(vg->lvs[l])) {
+				snprintf(lvnames[nlv], sizeof(lvnames[nlv]), "%s",
+				         vg->lvs[l]->name);
+				memcpy(lvids[nlv++], vg->lvs[l]->uuid, sizeof(lvids[0]));
+			}
+		memcpy(vgid, vg->uuid, sizeof(vgid));
+		cmdlog_hold(); /* the messages after the LVs' status rows */
 		r = 0;
 		/* An LV in use stops it before anything changes (-f does not override it). */
 		for (size_t l = 0; c->force && l < vg->nlvs && !r; l++) {
@@ -230,11 +307,20 @@ int cmd_vgremove(struct cli *c, int argc, char **argv)
 		ulvm_vg_close(vg);
 		if (r) {
 			cli_fail(r);
+			free(lvnames);
+			free(lvids);
 			rc = ECMD_FAILED;
 			continue;
 		}
-		if (nlv)
-			cli_print("Logical volumes of volume group \"%s\" removed", argv[i]);
+		for (size_t l = 0; l < nlv; l++) {
+			cmdlog_object("lv", lvnames[l], lvids[l], argv[i], vgid);
+			cmdlog_done(ECMD_PROCESSED);
+			cmdlog_object("lv", NULL, NULL, argv[i], vgid);
+			cli_print("Logical volume \"%s\" successfully removed.", lvnames[l]);
+		}
+		free(lvnames);
+		free(lvids);
+		cmdlog_group(argv[i], NULL);
 		cli_print("Volume group \"%s\" successfully removed", argv[i]);
 	}
 	return rc;
@@ -269,7 +355,7 @@ int cmd_vgrename(struct cli *c, int argc, char **argv)
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = open_vg(c, argv[optind], ULVM_LOCK_WRITE, &vg)))
-		return cli_fail(r);
+		return ECMD_FAILED;
 	/* Active LVs' devices follow the new VG name in place, open or not, once the metadata
 	 * has it (LVM2 refreshes them after its commit: the dm tree renames them by UUID). */
 	if (!c->test && !(r = ulvm_dm_renames_new(vg, &devs)) && !vg_exists(c, argv[optind + 1]))
@@ -404,8 +490,10 @@ static int vgck_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_vgck(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"updatemetadata", no_argument, NULL, 6000}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"updatemetadata", no_argument, NULL, 6000},
+	                                   {"reportformat", required_argument, NULL, 1014},
+	                                   {0}};
 	bool update = false;
 	int opt;
 
@@ -474,8 +562,10 @@ static int vgcfgbackup_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"file", required_argument, NULL, 'F'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"file", required_argument, NULL, 'F'},
+	                                   {"reportformat", required_argument, NULL, 1014},
+	                                   {0}};
 	const char *file = NULL;
 	int opt;
 

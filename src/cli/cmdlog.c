@@ -62,6 +62,31 @@ struct log_row {
 	char *v[L_NFIELDS];
 };
 
+/* The object the command's messages are about (LVM2's log_object_*), set as a change
+ * command goes through its VGs, LVs and PVs. */
+static struct {
+	char type[8], name[1024], id[64], group[256], gid[64];
+} obj;
+
+/* The VG a change command goes through: its status row follows the rows of its LVs and
+ * PVs (LVM2's process_each_*), a failure when any of them failed. */
+struct held_row {
+	char type[8], name[1024], id[64], group[256], gid[64];
+	char *kind, *msg;
+	int err, ret;
+};
+struct held_rows {
+	struct held_row *rows;
+	size_t n;
+};
+static struct {
+	bool on, failed, hold;
+	char name[256], id[64];
+	/* rows kept back until the VG is done: what a commit did (after the LVs' status
+	 * rows), then the LVs named that are not in the VG */
+	struct held_rows done, missing;
+} grp;
+
 static struct {
 	bool only;           /* --logonly */
 	bool on;             /* collecting */
@@ -69,9 +94,23 @@ static struct {
 	int ncols;
 	const char *sort, *select;
 	int last_errno; /* of the last error logged */
+	bool change;    /* a change command's log (cmdlog_begin) */
+	bool manual;    /* ... whose VGs' status rows the command adds itself */
+	int ngroups;    /* VGs a change command went through */
 	struct log_row *rows;
 	size_t n, cap;
 } cl;
+
+static void held_free(struct held_rows *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		free(h->rows[i].kind);
+		free(h->rows[i].msg);
+	}
+	free(h->rows);
+	h->rows = NULL;
+	h->n = 0;
+}
 
 void cmdlog_reset(void)
 {
@@ -80,6 +119,10 @@ void cmdlog_reset(void)
 			free(cl.rows[i].v[k]);
 	free(cl.rows);
 	memset(&cl, 0, sizeof(cl));
+	memset(&obj, 0, sizeof(obj));
+	held_free(&grp.done);
+	held_free(&grp.missing);
+	memset(&grp, 0, sizeof(grp));
 }
 
 int cmdlog_opt(int opt, const char *arg)
@@ -160,6 +203,10 @@ static void add_row(const char *type, const char *otype, const char *name, const
 	r->v[L_SEQ] = strdup(num);
 	r->v[L_TYPE] = strdup(type);
 	r->v[L_CONTEXT] = strdup("processing");
+	if (!otype) { /* the current object's */
+		otype = obj.type, name = obj.name, id = obj.id;
+		group = obj.group, gid = obj.gid;
+	}
 	r->v[L_OTYPE] = strdup(otype ? otype : "");
 	r->v[L_ONAME] = strdup(name ? name : "");
 	r->v[L_OID] = strdup(id ? id : "");
@@ -200,6 +247,273 @@ void cli_report_error(const char *otype, const char *name, const char *id, const
 	}
 	add_row("error", otype, name, id, group, gid, msg, -1, 0);
 	cl.last_errno = -1;
+}
+
+/* ---- a change command's rows ---- */
+
+static void print_log(struct cli *c, bool json, const char *title, const char *json_head);
+
+static void uuid_text(char *out, size_t len, const char *raw)
+{
+	char buf[UUID_STR_LEN + 1];
+
+	if (raw && strlen(raw) == UUID_LEN) {
+		uuid_format(raw, buf);
+		snprintf(out, len, "%s", buf);
+	} else {
+		snprintf(out, len, "%s", raw ? raw : "");
+	}
+}
+
+void cmdlog_object(const char *otype, const char *name, const char *id, const char *group,
+                   const char *gid)
+{
+	snprintf(obj.type, sizeof(obj.type), "%s", otype ? otype : "");
+	snprintf(obj.name, sizeof(obj.name), "%s", name ? name : "");
+	uuid_text(obj.id, sizeof(obj.id), id);
+	snprintf(obj.group, sizeof(obj.group), "%s", group ? group : "");
+	uuid_text(obj.gid, sizeof(obj.gid), gid);
+}
+
+void cmdlog_object_vg(const struct ulvm_vg *vg)
+{
+	cmdlog_object("vg", vg->name, vg->uuid, NULL, NULL);
+}
+
+void cmdlog_object_lv(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	cmdlog_object("lv", lv ? lv->name : NULL, lv ? lv->uuid : NULL, vg->name, vg->uuid);
+}
+
+void cmdlog_object_pv(const struct ulvm_vg *vg, const char *path, const char *uuid)
+{
+	cmdlog_object("pv", path, uuid, vg ? vg->name : NULL, vg ? vg->uuid : NULL);
+}
+
+void cmdlog_object_none(void)
+{
+	memset(&obj, 0, sizeof(obj));
+}
+
+int cmdlog_done(int rc)
+{
+	if (cl.on && obj.type[0])
+		cmdlog_status(obj.type, obj.name, obj.id, obj.group, obj.gid, rc == ECMD_PROCESSED);
+	if (grp.on) /* back to the VG */
+		cmdlog_object("vg", grp.name, grp.id, NULL, NULL);
+	else
+		cmdlog_object_none();
+	return rc;
+}
+
+void cmdlog_manual(bool on)
+{
+	cl.manual = on;
+}
+
+void cmdlog_group(const char *vgname, const char *vguuid)
+{
+	if (!cl.change || cl.manual) /* a report command adds its status rows itself */
+		return;
+	if (grp.on && strcmp(grp.name, vgname))
+		cmdlog_group_end();
+	if (!grp.on) {
+		memset(&grp, 0, sizeof(grp));
+		grp.on = true;
+		cl.ngroups++;
+		snprintf(grp.name, sizeof(grp.name), "%s", vgname);
+	}
+	if (vguuid)
+		uuid_text(grp.id, sizeof(grp.id), vguuid);
+	cmdlog_object("vg", grp.name, grp.id, NULL, NULL);
+}
+
+void cmdlog_group_noid(void)
+{
+	grp.id[0] = '\0';
+}
+
+void cmdlog_group_fail(void)
+{
+	grp.failed = true;
+}
+
+void cmdlog_hold(void)
+{
+	grp.hold = true;
+}
+
+static void add_row(const char *type, const char *otype, const char *name, const char *id,
+                    const char *group, const char *gid, const char *msg, int err, int ret);
+
+static void held_add(struct held_rows *h, const char *kind, const char *msg, int err, int ret)
+{
+	struct held_row *nh = realloc(h->rows, (h->n + 1) * sizeof(*nh));
+
+	if (!nh)
+		return;
+	h->rows = nh;
+	nh += h->n;
+	memcpy(nh->type, obj.type, sizeof(obj.type));
+	memcpy(nh->name, obj.name, sizeof(obj.name));
+	memcpy(nh->id, obj.id, sizeof(obj.id));
+	memcpy(nh->group, obj.group, sizeof(obj.group));
+	memcpy(nh->gid, obj.gid, sizeof(obj.gid));
+	nh->kind = strdup(kind);
+	nh->msg = strdup(msg);
+	nh->err = err;
+	nh->ret = ret;
+	if (nh->kind && nh->msg)
+		h->n++;
+	else
+		free(nh->kind), free(nh->msg);
+}
+
+static void held_emit(struct held_rows *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		struct held_row *r = &h->rows[i];
+		add_row(r->kind, r->type, r->name, r->id, r->group, r->gid, r->msg, r->err, r->ret);
+		if (r->err)
+			cl.last_errno = r->err;
+	}
+	held_free(h);
+}
+
+void cmdlog_group_end(void)
+{
+	if (!grp.on)
+		return;
+	held_emit(&grp.done);
+	held_emit(&grp.missing);
+	if (cl.on)
+		cmdlog_status("vg", grp.name, grp.id, NULL, NULL, !grp.failed);
+	memset(&grp, 0, sizeof(grp));
+	cmdlog_object_none();
+}
+
+void cmdlog_lv_missing(const struct ulvm_vg *vg, const char *lvname, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (!cl.on || !grp.on) {
+		cli_error("%s", msg);
+		return;
+	}
+	/* as LVM2's process_each_lv: after the LVs it found */
+	cmdlog_object("lv", lvname, NULL, vg->name, vg->uuid);
+	held_add(&grp.missing, "error", msg, -1, 0);
+	held_add(&grp.missing, "status", "failure", -1, ECMD_FAILED);
+	grp.failed = true;
+	cmdlog_object("vg", grp.name, grp.id, NULL, NULL);
+}
+
+bool cmdlog_message(const char *type, const char *msg)
+{
+	if (!cl.on)
+		return false;
+	bool error = !strcmp(type, "error");
+	if (grp.on && grp.hold && !strcmp(type, "print")) {
+		/* as LVM2's lvremove: what was done is said after the VG's commit */
+		held_add(&grp.done, type, msg, 0, 0);
+		return true;
+	}
+	add_row(type, NULL, NULL, NULL, NULL, NULL, msg, error ? -1 : 0, 0);
+	if (error) {
+		cl.last_errno = -1;
+		grp.failed |= grp.on; /* an error makes the VG's status a failure */
+	}
+	return true;
+}
+
+/* A line for stderr, or a row of `type` when the log report is on. */
+static void vmessage(const char *type, const char *fmt, va_list ap)
+{
+	char msg[1024];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!cmdlog_message(type, msg))
+		fprintf(stderr, "  %s\n", msg);
+}
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("error", fmt, ap);
+	va_end(ap);
+}
+
+void cli_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warn", fmt, ap);
+	va_end(ap);
+}
+
+/* The library's warnings and errors become rows; its notes (-v) stay on stderr. */
+static void log_sink(enum ulvm_log_level level, const char *msg, void *arg)
+{
+	char line[1100];
+
+	(void)arg;
+	if (level == ULVM_LOG_WARN) {
+		snprintf(line, sizeof(line), "WARNING: %s", msg);
+		if (cmdlog_message("warn", line))
+			return;
+	} else if (level == ULVM_LOG_ERROR && cmdlog_message("error", msg)) {
+		return;
+	}
+	fprintf(stderr, "  %s%s\n", level == ULVM_LOG_WARN ? "WARNING: " : "", msg);
+}
+
+/* The library's messages as -v asked for them */
+static enum ulvm_log_level log_level(const struct cli *c)
+{
+	return c->verbose_level > 1 ? ULVM_LOG_DEBUG
+	       : c->verbose_level   ? ULVM_LOG_INFO
+	                            : ULVM_LOG_WARN;
+}
+
+void cmdlog_begin(const struct cli *c)
+{
+	if (!cmdlog_conf.report)
+		return;
+	cmdlog_start();
+	cl.change = true;
+	ulvm_set_log(log_sink, NULL, log_level(c));
+}
+
+void cmdlog_end(struct cli *c, int rc)
+{
+	if (!cl.on)
+		return;
+	if (!strcmp(obj.type, "lv") || !strcmp(obj.type, "pv"))
+		cmdlog_done(rc); /* the LV or PV the command was about */
+	if (rc != ECMD_PROCESSED && grp.on && cl.ngroups == 1) /* its failure, said or not */
+		grp.failed = true;
+	cmdlog_group_end();
+	if (rc == EINVALID_CMD_LINE) {
+		/* as LVM2: a command line it refuses gets no log report; what was said is
+		 * printed as it would have been without one */
+		for (size_t i = 0; i < cl.n; i++)
+			if (strcmp(cl.rows[i].v[L_TYPE], "status"))
+				fprintf(strcmp(cl.rows[i].v[L_TYPE], "print") ? stderr : stdout,
+				        "  %s\n", cl.rows[i].v[L_MSG]);
+		ulvm_set_log(NULL, NULL, log_level(c));
+		cmdlog_reset();
+		return;
+	}
+	ulvm_set_log(NULL, NULL, log_level(c));
+	print_log(c, c->change_json, "  Command Log\n  ===========\n", "  {\n");
+	cmdlog_reset();
 }
 
 /* ---- printing ---- */
@@ -336,7 +650,8 @@ int cmdlog_check(void)
 	return r ? ECMD_FAILED : 0;
 }
 
-void cmdlog_print(struct cli *c, bool after_report)
+/* The rows shown, sorted, in text (after `title`) or json (after `json_head`). */
+static void print_log(struct cli *c, bool json, const char *title, const char *json_head)
 {
 	int cols[32], ncols = columns(cols, 32);
 	struct selection *sel = NULL;
@@ -353,7 +668,8 @@ void cmdlog_print(struct cli *c, bool after_report)
 		selection_free(sel);
 		return;
 	}
-	qsort(cl.rows, cl.n, sizeof(*cl.rows), cmp_rows);
+	if (cl.n)
+		qsort(cl.rows, cl.n, sizeof(*cl.rows), cmp_rows);
 	for (size_t i = 0; i < cl.n; i++) {
 		struct log_sel x = {&cl.rows[i]};
 		shown[i] = !sel || selection_match(sel, sel_value, &x);
@@ -361,9 +677,9 @@ void cmdlog_print(struct cli *c, bool after_report)
 	}
 	selection_free(sel);
 	sb_init(&o);
-	if (c->json) {
-		sb_puts(&o,
-		        after_report ? "      ,\n      \"log\": [\n" : "  {\n      \"log\": [\n");
+	if (json) {
+		sb_puts(&o, json_head);
+		sb_puts(&o, "      \"log\": [\n");
 		for (size_t i = 0, left = nshown; i < cl.n; i++) {
 			if (!shown[i])
 				continue;
@@ -386,8 +702,7 @@ void cmdlog_print(struct cli *c, bool after_report)
 		free(shown);
 		return;
 	}
-	if (after_report)
-		sb_puts(&o, "  \n  Command Log\n  ===========\n");
+	sb_puts(&o, title);
 	for (int k = 0; k < ncols; k++) {
 		widths[k] = MAX(strlen(log_fields[cols[k]].heading), log_fields[cols[k]].width);
 		for (size_t i = 0; i < cl.n; i++)
@@ -428,4 +743,10 @@ void cmdlog_print(struct cli *c, bool after_report)
 	fputs(o.buf ? o.buf : "", stdout);
 	sb_free(&o);
 	free(shown);
+}
+
+void cmdlog_print(struct cli *c, bool after_report)
+{
+	print_log(c, c->json, after_report ? "  \n  Command Log\n  ===========\n" : "",
+	          after_report ? "      ,\n" : "  {\n");
 }
