@@ -3,8 +3,9 @@
 
 The facts (names, order, types, defaults, versions, flags) are read from the `lvm lvmconfig`
 of this machine; the descriptions are ulvm's own, from scripts/lvmconf-descriptions.txt
-(`path<TAB>text`, a path without one gets the section's generic line). Run it after LVM2
-changes and commit the result: the build never needs LVM2.
+(`path<TAB>summary`, then lines `<TAB>paragraph` for --withcomments; a path without a line
+gets the section's generic one). Run it after LVM2 changes and commit the result: the build
+never needs LVM2.
 
     scripts/gen-lvmconf-table.py > src/cli/lvmconf_table.c
     clang-format -i src/cli/lvmconf_table.c
@@ -85,7 +86,7 @@ def parse_tree(text):
 def cstr(s):
     if s is None:
         return "NULL"
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def main():
@@ -118,10 +119,16 @@ def main():
     desc = {}
     here = os.path.dirname(os.path.abspath(__file__))
     with open(os.path.join(here, "lvmconf-descriptions.txt")) as f:
+        last = None
         for line in f:
-            if line.strip() and not line.startswith("#"):
-                k, _, v = line.rstrip("\n").partition("\t")
-                desc[k] = v.strip()
+            if not line.strip() or line.startswith("#"):
+                continue
+            if line.startswith("\t"):  # a paragraph more of the setting above
+                desc[last] += "\n" + line[1:].rstrip()
+                continue
+            k, _, v = line.rstrip("\n").partition("\t")
+            desc[k] = v.strip()
+            last = k
 
     # what no default tree shows: a section of variable name with no settings of its own,
     # seen only in what was read (lvmconfig --withversions --withcomments on a configured one)

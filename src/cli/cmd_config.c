@@ -252,7 +252,7 @@ static void print_def(const struct walk *w, size_t i, int depth)
 		if (o->type == T_LIST) {
 			sb_puts(w->out, d->path);
 			if (o->p.summary)
-				sb_printf(w->out, " - %s ", d->desc);
+				sb_printf(w->out, " - %.*s ", (int)lvmconf_summary_len(d), d->desc);
 			if (o->p.versions)
 				sb_printf(w->out, "%s[%s]", o->p.summary ? "" : " - ", d->since);
 			sb_putc(w->out, '\n');

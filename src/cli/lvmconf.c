@@ -473,6 +473,44 @@ void lvmconf_put_default(struct strbuf *o, const struct lvmconf *cf, const struc
 	sb_free(&x);
 }
 
+size_t lvmconf_summary_len(const struct lvmconf_def *s)
+{
+	return strcspn(s->desc, "\n");
+}
+
+/* The description after its summary: each paragraph (a line of the table) wrapped at 72
+ * columns as LVM2's comments are; one that starts with a space (a list item, an example)
+ * is printed as it is. */
+static void put_details(struct strbuf *o, const char *desc, int depth)
+{
+	const char *p = desc + strcspn(desc, "\n");
+
+	while (*p == '\n') {
+		const char *par = p + 1;
+		size_t len = strcspn(par, "\n");
+		p = par + len;
+		if (*par == ' ') {
+			put_tabs(o, depth);
+			sb_printf(o, "#%.*s\n", (int)len, par);
+			continue;
+		}
+		while (len) {
+			size_t take = len, cut;
+			if (take > 72) {
+				for (cut = 72; cut > 0 && par[cut] != ' '; cut--)
+					;
+				take = cut ? cut : 72;
+			}
+			put_tabs(o, depth);
+			sb_printf(o, "# %.*s\n", (int)take, par);
+			par += take;
+			len -= take;
+			while (len && *par == ' ')
+				par++, len--;
+		}
+	}
+}
+
 void lvmconf_print_setting_comments(struct strbuf *o, const struct lvmconf_def *s, int depth,
                                     const struct lvmconf_print *p, bool used)
 {
@@ -483,7 +521,9 @@ void lvmconf_print_setting_comments(struct strbuf *o, const struct lvmconf_def *
 		put_tabs(o, depth);
 		sb_printf(o, "# Configuration %s %s.\n", what, s->path);
 		put_tabs(o, depth);
-		sb_printf(o, "# %s\n", s->desc);
+		sb_printf(o, "# %.*s\n", (int)lvmconf_summary_len(s), s->desc);
+		if (p->comments) /* --withsummary: the first line alone, as LVM2 */
+			put_details(o, s->desc, depth);
 		static const struct {
 			unsigned flag;
 			const char *text;

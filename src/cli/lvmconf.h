@@ -48,8 +48,11 @@ struct lvmconf_def {
 	const char *unconfigured; /* --unconfigured's form, NULL: the default's */
 	const char *since;        /* the LVM2 version that has it first, "2.3.12" */
 	const char *deprecated;   /* the version that deprecated it, NULL: not deprecated */
-	const char *desc;         /* ulvm's one line: what it does in ulvm, or that it is ignored */
+	const char *desc; /* ulvm's words: a summary line (what it does in ulvm, or that it is
+	                   * ignored), then, after '\n's, paragraphs for --withcomments */
 };
+/* The length of the summary: the description's first line. */
+size_t lvmconf_summary_len(const struct lvmconf_def *s);
 
 extern const struct lvmconf_def lvmconf_defs[];
 extern const size_t lvmconf_ndefs;

@@ -4,7 +4,9 @@
 
 const struct lvmconf_def lvmconf_defs[] = {
     {"config", "config", LC_SECTION, 0, NULL, NULL, "2.2.99", NULL,
-     "How LVM2 checks its own configuration."},
+     "How LVM2 checks its own configuration.\nulvm reads lvm.conf from $LVM_SYSTEM_DIR (/etc/lvm "
+     "when it is not set), with the settings of --config over it, exactly as LVM2 reads them; this "
+     "section only tunes how LVM2 treats mistakes in that file."},
     {"config/checks", "checks", LC_BOOL, LC_DEFAULT_COMMENTED, "1", NULL, "2.2.99", NULL,
      "ulvm always checks what it reads: unknown settings and wrong types are reported."},
     {"config/abort_on_errors", "abort_on_errors", LC_BOOL, LC_DEFAULT_COMMENTED, "0", NULL,
@@ -14,7 +16,10 @@ const struct lvmconf_def lvmconf_defs[] = {
      "\"@SYSDIR@/profile\"", "\"@DEFAULT_SYS_DIR@/@DEFAULT_PROFILE_SUBDIR@\"", "2.2.99", NULL,
      "Where LVM2 keeps its profiles; ulvm has no profiles and ignores it."},
     {"devices", "devices", LC_SECTION, 0, NULL, NULL, "1.0.0", NULL,
-     "Which devices are looked at, and how."},
+     "Which devices are looked at, and how.\nulvm never scans /dev: the devices it considers are "
+     "the ones it is given (--devices, --devicesfile, $ULVM_DEVICES, $ULVM_DEVICESFILE), block "
+     "devices or image files alike. Of this section it applies the two filters to them; the rest "
+     "steers LVM2's own scanning and is accepted and ignored."},
     {"devices/dir", "dir", LC_STRING, LC_ADVANCED | LC_DEFAULT_COMMENTED, "\"/dev\"", NULL, "1.0.0",
      NULL, "The device directory; ulvm ignores it (it names devices as given)."},
     {"devices/scan", "scan", LC_ARRAY, LC_ADVANCED | LC_DEFAULT_COMMENTED | LC_ARRAY_STRING,
@@ -44,10 +49,16 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"devices/filter", "filter", LC_ARRAY, LC_DEFAULT_COMMENTED | LC_ARRAY_STRING, "[\"a|.*|\"]",
      NULL, "1.0.0", NULL,
      "Patterns (\"a|REGEX|\" accepts, \"r|REGEX|\" rejects): the first that matches a given "
-     "device's name decides whether ulvm considers it."},
+     "device's name decides whether ulvm considers it.\nEach pattern is \"a\" (accept) or \"r\" "
+     "(reject) followed by a regular expression between two equal delimiters. A device's name is "
+     "compared with the patterns in turn and the first that matches decides; a name no pattern "
+     "matches is accepted. ulvm applies the filter to the devices it is given only, after "
+     "global_filter."},
     {"devices/global_filter", "global_filter", LC_ARRAY, LC_DEFAULT_COMMENTED | LC_ARRAY_STRING,
      "[\"a|.*|\"]", NULL, "2.2.98", NULL,
-     "Patterns like filter's, applied before them to every device ulvm is given."},
+     "Patterns like filter's, applied before them to every device ulvm is given.\nIt is read in "
+     "the same way as filter. A device rejected by either filter is not opened; named on the "
+     "command line, ulvm says that a filter excluded it, naming the filter."},
     {"devices/cache", "cache", LC_STRING, LC_DEPRECATED | LC_SYSDIR, "\"@SYSDIR@/cache/.cache\"",
      "\"@DEFAULT_SYS_DIR@/@DEFAULT_CACHE_SUBDIR@/.cache\"", "1.0.0", "1.2.19",
      "An old device cache file; ignored by ulvm."},
@@ -112,7 +123,11 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"devices/allow_mixed_block_sizes", "allow_mixed_block_sizes", LC_BOOL, LC_DEFAULT_COMMENTED,
      "0", NULL, "2.3.6", NULL, "Allow PVs of different block sizes in a VG; ignored by ulvm."},
     {"allocation", "allocation", LC_SECTION, LC_PROFILABLE | LC_PROFILABLE_METADATA, NULL, NULL,
-     "2.2.77", NULL, "How new extents are chosen, and the defaults of new LVs."},
+     "2.2.77", NULL,
+     "How new extents are chosen, and the defaults of new LVs.\nulvm allocates extents with LVM2's "
+     "normal policy (contiguous runs first, then the largest free areas, PVs in the order of the "
+     "VG) and its default sizes of new thin pools; the settings here are accepted, and those that "
+     "choose other policies or segment types are ignored."},
     {"allocation/cling_tag_list", "cling_tag_list", LC_ARRAY,
      LC_DEFAULT_UNDEFINED | LC_ARRAY_STRING, NULL, NULL, "2.2.77", NULL,
      "PV tags the cling policy treats as one; ignored by ulvm."},
@@ -242,20 +257,37 @@ const struct lvmconf_def lvmconf_defs[] = {
      LC_DEFAULT_COMMENTED | LC_PROFILABLE | LC_PROFILABLE_METADATA, "512", NULL, "2.3.12", NULL,
      "A VDO default of LVM2; ulvm has no VDO and ignores it."},
     {"log", "log", LC_SECTION, LC_PROFILABLE, NULL, NULL, "1.0.0", NULL,
-     "What LVM2 logs, where, and the log report."},
+     "What LVM2 logs, where, and the log report.\nulvm prints its messages to stderr and its "
+     "output to stdout, indented as LVM2 indents them; it writes no log file and no syslog lines. "
+     "Of this section it honours the log report and its three settings."},
     {"log/report_command_log", "report_command_log", LC_BOOL, LC_DEFAULT_COMMENTED | LC_PROFILABLE,
      "0", NULL, "2.2.158", NULL,
-     "Whether the reports end with the log report (the messages of the command); ulvm honours it."},
+     "Whether the reports end with the log report (the messages of the command); ulvm honours "
+     "it.\nWhen set, lvs, vgs, pvs and fullreport end with a report of their own messages and of "
+     "the objects they went through, and so do the commands that change things (pvcreate, "
+     "vgcreate, lvcreate, lvchange, lvremove, vgchange, vgremove, ...): what they would have "
+     "printed becomes rows of type print, warn and error, each VG, LV and PV a row of type status, "
+     "and nothing else is printed. --logonly prints the log report alone, and --configreport log "
+     "chooses its fields, order and rows with -o, -O and -S."},
     {"log/command_log_sort", "command_log_sort", LC_STRING, LC_DEFAULT_COMMENTED | LC_PROFILABLE,
      "\"log_seq_num\"", NULL, "2.2.158", NULL,
-     "The order of the log report's rows; ulvm honours it."},
+     "The order of the log report's rows; ulvm honours it.\nA list of field names, each sorted "
+     "ascending, or descending with a \"-\" before it; log_seq_num keeps the order in which things "
+     "happened."},
     {"log/command_log_cols", "command_log_cols", LC_STRING, LC_DEFAULT_COMMENTED | LC_PROFILABLE,
      "\"log_seq_num,log_type,log_context,log_object_type,log_object_name,log_object_id,log_object_"
      "group,log_object_group_id,log_message,log_errno,log_ret_code\"",
-     NULL, "2.2.158", NULL, "The fields of the log report; ulvm honours it."},
+     NULL, "2.2.158", NULL,
+     "The fields of the log report; ulvm honours it.\nA list of field names: log_seq_num, "
+     "log_type, log_context, log_object_type, log_object_name, log_object_id, log_object_group, "
+     "log_object_group_id, log_message, log_errno, log_ret_code (the \"log_\" may be left out). An "
+     "unknown name stops the command before it reads anything."},
     {"log/command_log_selection", "command_log_selection", LC_STRING,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE, "\"!(log_type=status && message=success)\"", NULL,
-     "2.2.158", NULL, "Which rows the log report keeps (a selection, as -S); ulvm honours it."},
+     "2.2.158", NULL,
+     "Which rows the log report keeps (a selection, as -S); ulvm honours it.\nA selection in the "
+     "language of -S. The default leaves out the status rows that say success; \"all\" keeps every "
+     "row."},
     {"log/verbose", "verbose", LC_INT, LC_DEFAULT_COMMENTED, "0", NULL, "1.0.0", NULL,
      "The default verbosity; ignored by ulvm (-v sets it)."},
     {"log/silent", "silent", LC_BOOL, LC_DEFAULT_COMMENTED, "0", NULL, "2.2.98", NULL,
@@ -293,32 +325,47 @@ const struct lvmconf_def lvmconf_defs[] = {
      "[\"time\",\"command\",\"fileline\",\"message\"]", NULL, "2.3.2", NULL,
      "The parts of a debug line on the terminal; ignored by ulvm."},
     {"backup", "backup", LC_SECTION, 0, NULL, NULL, "1.0.0", NULL,
-     "The copies of every VG's metadata kept in files."},
+     "The copies of every VG's metadata kept in files.\nBefore each change of a VG, ulvm archives "
+     "the metadata as it was (ARCHIVE_DIR/VG_NNNNN-RANDOM.vg) and after it writes the new metadata "
+     "to BACKUP_DIR/VG, with LVM2's names, contents and mode 0600, so that vgcfgrestore of either "
+     "tool can use them. -A n skips both for one command; -t writes neither."},
     {"backup/backup", "backup", LC_BOOL, LC_DEFAULT_COMMENTED, "1", NULL, "1.0.0", NULL,
-     "Keep the current metadata of each VG in backup_dir; ulvm honours it."},
+     "Keep the current metadata of each VG in backup_dir; ulvm honours it.\nThe copy is written "
+     "after every change that is committed, to a temporary file that is synced and renamed into "
+     "place, so that a crash leaves the old copy or the new one."},
     {"backup/backup_dir", "backup_dir", LC_STRING, LC_DEFAULT_COMMENTED | LC_SYSDIR,
      "\"@SYSDIR@/backup\"", "\"@DEFAULT_SYS_DIR@/@DEFAULT_BACKUP_SUBDIR@\"", "1.0.0", NULL,
      "The directory of the current metadata copies; ulvm honours it."},
     {"backup/archive", "archive", LC_BOOL, LC_DEFAULT_COMMENTED, "1", NULL, "1.0.0", NULL,
-     "Keep the metadata as it was before each change in archive_dir; ulvm honours it."},
+     "Keep the metadata as it was before each change in archive_dir; ulvm honours it.\nThe "
+     "archives are what vgcfgrestore --list lists; older ones go as retain_min and retain_days "
+     "allow."},
     {"backup/archive_dir", "archive_dir", LC_STRING, LC_DEFAULT_COMMENTED | LC_SYSDIR,
      "\"@SYSDIR@/archive\"", "\"@DEFAULT_SYS_DIR@/@DEFAULT_ARCHIVE_SUBDIR@\"", "1.0.0", NULL,
      "The directory of the older metadata copies; ulvm honours it."},
     {"backup/retain_min", "retain_min", LC_INT, LC_DEFAULT_COMMENTED, "10", NULL, "1.0.0", NULL,
-     "The fewest archives of a VG kept; ulvm honours it."},
+     "The fewest archives of a VG kept; ulvm honours it.\nAn archive is removed only when more "
+     "than this many are left of its VG and it is older than retain_days."},
     {"backup/retain_days", "retain_days", LC_INT, LC_DEFAULT_COMMENTED, "30", NULL, "1.0.0", NULL,
-     "The fewest days an archive is kept; ulvm honours it."},
+     "The fewest days an archive is kept; ulvm honours it.\nSee retain_min: both must allow it "
+     "before an archive goes."},
     {"shell", "shell", LC_SECTION, 0, NULL, NULL, "1.0.0", NULL, "The lvm shell."},
     {"shell/history_size", "history_size", LC_INT, LC_DEFAULT_COMMENTED, "100", NULL, "1.0.0", NULL,
      "How many commands the shell remembers; ignored by ulvm's shell."},
     {"global", "global", LC_SECTION, LC_PROFILABLE, NULL, NULL, "1.0.0", NULL,
-     "Settings of every command."},
+     "Settings of every command.\nOf these ulvm honours the units of sizes, their suffix and the "
+     "directory of the lock files; it locks with flock(2) on files there, as LVM2's file locking "
+     "does, so that ulvm and LVM2 exclude each other."},
     {"global/umask", "umask", LC_INT, LC_DEFAULT_COMMENTED | LC_OCTAL, "077", NULL, "1.0.0", NULL,
      "The file creation mask of LVM2's commands; ignored by ulvm (it writes backups mode 0600)."},
     {"global/test", "test", LC_BOOL, LC_DEFAULT_COMMENTED, "0", NULL, "1.0.0", NULL,
      "Run every command as with --test; ignored by ulvm (use -t)."},
     {"global/units", "units", LC_STRING, LC_DEFAULT_COMMENTED | LC_PROFILABLE, "\"r\"", NULL,
-     "1.0.0", NULL, "The unit of sizes when --units is not given; ulvm honours it."},
+     "1.0.0", NULL,
+     "The unit of sizes when --units is not given; ulvm honours it.\nOne letter: h or r "
+     "(human-readable, r with LVM2's \"<\" before a rounded size), b (bytes), s (sectors), k, m, "
+     "g, t, p, e (powers of 1024); the capital letters count in powers of 1000. --units overrides "
+     "it."},
     {"global/si_unit_consistency", "si_unit_consistency", LC_BOOL,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE, "1", NULL, "2.2.54", NULL,
      "Whether upper-case units mean powers of 1000; ignored by ulvm."},
@@ -353,7 +400,9 @@ const struct lvmconf_def lvmconf_defs[] = {
      "An old local locking fallback; ignored by ulvm."},
     {"global/locking_dir", "locking_dir", LC_STRING, LC_DEFAULT_COMMENTED, "\"/run/lock/lvm\"",
      "\"@DEFAULT_LOCK_DIR@\"", "1.0.0", NULL,
-     "The directory of the VG lock files; ulvm honours it."},
+     "The directory of the VG lock files; ulvm honours it.\nulvm takes the same lock files LVM2 "
+     "takes there (V_VG, P_global, ...), so that the two never change one VG at the same moment. "
+     "--lock-dir or $ULVM_LOCK_DIR override it."},
     {"global/prioritise_write_locks", "prioritise_write_locks", LC_BOOL, LC_DEFAULT_COMMENTED, "1",
      NULL, "2.2.52", NULL, "Let writers go before readers; ignored by ulvm."},
     {"global/library_dir", "library_dir", LC_STRING, LC_DEFAULT_UNDEFINED, NULL, NULL, "1.0.0",
@@ -462,7 +511,11 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"global/io_memory_size", "io_memory_size", LC_INT, LC_DEFAULT_COMMENTED, "8192", NULL, "2.3.2",
      NULL, "The memory for LVM2's device reads, in KiB; ignored by ulvm."},
     {"activation", "activation", LC_SECTION, LC_PROFILABLE | LC_PROFILABLE_METADATA, NULL, NULL,
-     "1.0.0", NULL, "How LVs are activated."},
+     "1.0.0", NULL,
+     "How LVs are activated.\nulvm activates LVs in its own userspace device-mapper (held by the "
+     "command, or by ulvmd for exports); it builds the tables LVM2 would load in the kernel. Of "
+     "this section it honours the thin pool's automatic extension, the monitoring of pools by "
+     "ulvmd and the polling interval."},
     {"activation/checks", "checks", LC_BOOL, LC_DEFAULT_COMMENTED, "0", NULL, "2.2.86", NULL,
      "Extra checks after activation; ignored by ulvm."},
     {"activation/udev_sync", "udev_sync", LC_BOOL, LC_DEFAULT_COMMENTED, "1", NULL, "2.2.51", NULL,
@@ -522,7 +575,9 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"activation/thin_pool_autoextend_threshold", "thin_pool_autoextend_threshold", LC_INT,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE | LC_PROFILABLE_METADATA, "100", NULL, "2.2.89", NULL,
      "How full (percent of data or metadata) a thin pool gets before ulvmd grows it with lvextend "
-     "--use-policies; ulvm honours it."},
+     "--use-policies; ulvm honours it.\n100 turns the automatic extension off. Only the pools "
+     "ulvmd holds are watched, unless activation/monitoring is 0 or ulvmd runs with "
+     "--ignoremonitoring; lvchange --monitor y|n starts or stops it for one pool."},
     {"activation/thin_pool_autoextend_percent", "thin_pool_autoextend_percent", LC_INT,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE | LC_PROFILABLE_METADATA, "20", NULL, "2.2.89", NULL,
      "How much a thin pool grows by each time, in percent of its size; ulvm honours it."},
@@ -544,7 +599,7 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"activation/polling_interval", "polling_interval", LC_INT, LC_DEFAULT_COMMENTED, "15", NULL,
      "2.2.63", NULL,
      "Seconds between the progress lines of a snapshot merge (lvconvert --merge) when -i is not "
-     "given; ulvm honours it."},
+     "given; ulvm honours it.\npvmove prints its progress at the same interval."},
     {"activation/auto_set_activation_skip", "auto_set_activation_skip", LC_BOOL,
      LC_DEFAULT_COMMENTED, "1", NULL, "2.2.99", NULL,
      "Give new thin snapshots the activation skip flag; ignored by ulvm."},
@@ -598,10 +653,14 @@ const struct lvmconf_def lvmconf_defs[] = {
      LC_DEPRECATED | LC_UNSUPPORTED | LC_DEFAULT_UNDEFINED, NULL, NULL, "1.0.0", "2.3.0",
      "The PV the old area was on; ignored by ulvm."},
     {"report", "report", LC_SECTION, LC_DEFAULT_COMMENTED | LC_PROFILABLE, NULL, NULL, "1.0.0",
-     NULL, "How lvs, vgs, pvs and the other reports print."},
+     NULL,
+     "How lvs, vgs, pvs and the other reports print.\nThe defaults of every report command (lvs, "
+     "vgs, pvs, fullreport and the display commands' columns): the options of the command line win "
+     "over them."},
     {"report/output_format", "output_format", LC_STRING, LC_DEFAULT_COMMENTED | LC_PROFILABLE,
      "\"basic\"", NULL, "2.2.158", NULL,
-     "The reports' format without --reportformat (basic or json); ulvm honours it."},
+     "The reports' format without --reportformat (basic or json); ulvm honours it.\n\"basic\" "
+     "prints columns, \"json\" and \"json_std\" print JSON; --reportformat overrides it."},
     {"report/compact_output", "compact_output", LC_BOOL, LC_DEFAULT_COMMENTED | LC_PROFILABLE, "0",
      NULL, "2.2.115", NULL, "Leave out fields that are empty in every row; ignored by ulvm."},
     {"report/compact_output_cols", "compact_output_cols", LC_STRING,
@@ -614,7 +673,9 @@ const struct lvmconf_def lvmconf_defs[] = {
     {"report/headings", "headings", LC_BOOL, LC_DEFAULT_COMMENTED | LC_PROFILABLE, "1", NULL,
      "1.0.0", NULL, "Print the reports' heading line; ulvm honours it."},
     {"report/separator", "separator", LC_STRING, LC_DEFAULT_COMMENTED | LC_PROFILABLE, "\" \"",
-     NULL, "1.0.0", NULL, "What goes between the columns; ulvm honours it."},
+     NULL, "1.0.0", NULL,
+     "What goes between the columns; ulvm honours it.\nWith it, columns are not aligned unless "
+     "report/aligned is set too."},
     {"report/list_item_separator", "list_item_separator", LC_STRING,
      LC_DEFAULT_COMMENTED | LC_PROFILABLE, "\",\"", NULL, "2.2.108", NULL,
      "What goes between the items of a list value; ignored by ulvm (it uses a comma)."},

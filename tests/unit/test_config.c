@@ -152,6 +152,34 @@ static void test_print(void **state)
 	lvmconf_free(&cf);
 }
 
+/* --withcomments: the summary line, then the paragraphs wrapped at 72 columns (a line that
+ * starts with a space as it is); --withsummary: the summary alone. */
+static void test_comments(void **state)
+{
+	static const char words[] =
+	    "One line.\nA paragraph of words long enough to be wrapped at the seventy-second "
+	    "column of the comment, and a second line.\n  kept  as  it  is";
+	const struct lvmconf_def d = {"x/y",   "y",  LC_BOOL, LC_DEFAULT_COMMENTED, "1", NULL,
+	                              "2.3.0", NULL, words};
+	struct lvmconf_print comments = {.comments = true}, summary = {.summary = true};
+	struct strbuf o;
+
+	(void)state;
+	sb_init(&o);
+	lvmconf_print_setting_comments(&o, &d, 1, &comments, false);
+	assert_string_equal(
+	    o.buf, "\n\t# Configuration option x/y.\n\t# One line.\n"
+	           "\t# A paragraph of words long enough to be wrapped at the seventy-second\n"
+	           "\t# column of the comment, and a second line.\n\t#  kept  as  it  is\n"
+	           "\t# This configuration option has an automatic default value.\n");
+	sb_reset(&o);
+	lvmconf_print_setting_comments(&o, &d, 0, &summary, false);
+	assert_string_equal(o.buf, "\n# Configuration option x/y.\n# One line.\n"
+	                           "# This configuration option has an automatic default value.\n");
+	assert_int_equal(lvmconf_summary_len(&d), 9);
+	sb_free(&o);
+}
+
 /* LVM2's whole tree: sections, nested and variable names, types, flags, versions. */
 static void test_table(void **state)
 {
@@ -217,6 +245,7 @@ int main(void)
 	    cmocka_unit_test(test_bad_text),
 	    cmocka_unit_test(test_order),
 	    cmocka_unit_test(test_print),
+	    cmocka_unit_test(test_comments),
 	    cmocka_unit_test(test_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
