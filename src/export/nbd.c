@@ -373,6 +373,10 @@ static void conn_read(struct nbd_conn *c)
 				return;
 			default:
 				conn_parse(c);
+				/* The write is on the device and its reply queued: the after-hook
+				 * sends it now, before another read finds the socket empty. */
+				if (c->st != NS_REQ_PAYLOAD)
+					return;
 				continue;
 			}
 		}
@@ -386,13 +390,14 @@ static void conn_read(struct nbd_conn *c)
 			c->in_w -= c->in_r;
 			c->in_r = 0;
 		}
-		/* While large writes stream in, the next header is read with little of its
-		 * payload: what lands in the input buffer is copied once more. */
+		/* While large writes stream in, the next header is read alone: its payload then
+		 * goes by splice or straight into the request's buffer, none of it copied through
+		 * the input buffer (and into the pipe by one more write()). */
 		if (c->in_w < NBD_IN_BUF)
-			iov[n++] =
-			    (struct iovec){c->in + c->in_w,
-			                   c->big_writes ? MIN(NBD_IN_BUF - c->in_w, NBD_SMALL_READ)
-			                                 : NBD_IN_BUF - c->in_w};
+			iov[n++] = (struct iovec){c->in + c->in_w,
+			                          c->big_writes
+			                              ? MIN(NBD_IN_BUF - c->in_w, NBD_REQ_HDR_LEN)
+			                              : NBD_IN_BUF - c->in_w};
 		if (!n)
 			return; /* cannot happen: a full buffer is always parseable */
 		for (int i = 0; i < n; i++)

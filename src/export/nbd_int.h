@@ -25,7 +25,6 @@
 #define NBD_FILE_READ_MIN (64u << 10)    /* reads from which pread() from the file may serve */
 #define NBD_SPLICE_MIN    (64u << 10)    /* writes from which the payload may go by splice */
 #define NBD_PIPE_SIZE     (1u << 20)     /* a connection's pipe for write payloads (splice) */
-#define NBD_SMALL_READ    4096u          /* input read at a time while large writes stream in */
 #define NBD_POOL_KEEP     (128ull << 20) /* idle buffer bytes the pool keeps */
 #define NBD_BUF_BUDGET    (256ull << 20) /* buffer bytes in use before a connection stops reading */
 #define NBD_SNDBUF        (4 << 20)      /* socket send buffer asked for */
