@@ -192,7 +192,7 @@ int cmd_pvresize(struct cli *c, int argc, char **argv)
 			if (!strcmp(devs[i].path, argv[k]) && devs[i].is_pv)
 				d = &devs[i];
 		if (!d) {
-			fprintf(stderr, "  Failed to find physical volume \"%s\".\n", argv[k]);
+			cli_error("Failed to find physical volume \"%s\".", argv[k]);
 			not_done++;
 			continue;
 		}

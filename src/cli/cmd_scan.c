@@ -316,10 +316,10 @@ static int export_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 	int r = 0;
 
 	if (ulvm_strlist_has(&vg->status, "EXPORTED") == on) {
-		fprintf(stderr,
-		        on ? "  Volume group %s is exported\n"
-		           : "  Volume group \"%s\" is not exported\n",
-		        vg->name);
+		if (on)
+			cli_error("Volume group %s is exported", vg->name);
+		else
+			cli_error("Volume group \"%s\" is not exported", vg->name);
 		ulvm_vg_close(vg);
 		return ECMD_FAILED;
 	}
@@ -328,8 +328,7 @@ static int export_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		for (size_t i = 0; i < vg->nlvs; i++)
 			active += ulvm_lv_active(vg, vg->lvs[i]);
 		if (active) {
-			fprintf(stderr, "  Volume group \"%s\" has active logical volumes\n",
-			        vg->name);
+			cli_error("Volume group \"%s\" has active logical volumes", vg->name);
 			ulvm_vg_close(vg);
 			return ECMD_FAILED;
 		}
@@ -506,6 +505,7 @@ static int pvchange_orphans(struct cli *c, struct pvchange_opts *o)
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
 	int r, rc = ECMD_PROCESSED;
+	bool orphans = false;
 
 	if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
 		return cli_fail(r);
@@ -516,17 +516,21 @@ static int pvchange_orphans(struct cli *c, struct pvchange_opts *o)
 		if (!named || !devs[i].is_pv || devs[i].vg_name)
 			continue;
 		o->found++;
+		cmdlog_object("pv", devs[i].path, devs[i].pv_uuid, NULL, NULL);
 		if (o->allocatable >= 0)
-			fprintf(stderr,
-			        "  Allocatability not supported by orphan lvm2 format PV %s\n",
-			        devs[i].path);
+			cli_error("Allocatability not supported by orphan lvm2 format PV %s",
+			          devs[i].path);
 		else
-			fprintf(stderr, "  Tags are not supported on PV %s of no VG.\n",
-			        devs[i].path);
-		fprintf(stderr, "  Physical volume %s not changed\n", devs[i].path);
+			cli_error("Can't change tag on Physical Volume %s not in volume group",
+			          devs[i].path);
+		cli_error("Physical volume %s not changed", devs[i].path);
+		cmdlog_done(ECMD_FAILED);
 		o->unchanged++;
 		rc = ECMD_FAILED;
+		orphans = true;
 	}
+	if (orphans) /* as LVM2's: the orphan PVs' status after theirs */
+		cmdlog_status("orphan", "lvm2", NULL, NULL, NULL, rc == ECMD_PROCESSED);
 	return rc;
 }
 
@@ -557,6 +561,7 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 		return EINVALID_CMD_LINE;
 	}
 	rc = each_vg_lvm2_order(c, ULVM_LOCK_WRITE, pvchange_vg, &o);
+	cmdlog_group_end();
 	if (pvchange_orphans(c, &o) != ECMD_PROCESSED)
 		rc = ECMD_FAILED;
 	if ((int)o.found < o.nargs) {
@@ -568,8 +573,7 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 				for (size_t i = 0; i < ndevs; i++)
 					known |= devs[i].is_pv && !strcmp(devs[i].path, o.args[k]);
 			if (!known) {
-				fprintf(stderr, "  Failed to find physical volume \"%s\".\n",
-				        o.args[k]);
+				cli_error("Failed to find physical volume \"%s\".", o.args[k]);
 				rc = ECMD_FAILED;
 			}
 		}

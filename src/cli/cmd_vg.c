@@ -550,7 +550,7 @@ static int vgcfgbackup_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 	if (fd < 0 || !(f = fdopen(fd, "w")) || fputs(text, f) < 0 || fclose(f)) {
 		if (fd >= 0 && !f)
 			close(fd);
-		fprintf(stderr, "  %s: cannot write backup: %s\n", path, strerror(errno));
+		cli_error("%s: cannot write backup: %s", path, strerror(errno));
 		rc = ECMD_FAILED;
 	} else {
 		cli_print("Volume group \"%s\" successfully backed up.", name);

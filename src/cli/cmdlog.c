@@ -373,8 +373,10 @@ static void held_emit(struct held_rows *h)
 {
 	for (size_t i = 0; i < h->n; i++) {
 		struct held_row *r = &h->rows[i];
-		add_row(r->kind, r->type, r->name, r->id, r->group, r->gid, r->msg, r->err, r->ret);
-		if (r->err)
+		bool said = !strcmp(r->kind, "print"); /* said now: the errno of now */
+		add_row(r->kind, r->type, r->name, r->id, r->group, r->gid, r->msg,
+		        said ? cl.last_errno : r->err, r->ret);
+		if (!said && r->err)
 			cl.last_errno = r->err;
 	}
 	held_free(h);
@@ -422,7 +424,8 @@ bool cmdlog_message(const char *type, const char *msg)
 		held_add(&grp.done, type, msg, 0, 0);
 		return true;
 	}
-	add_row(type, NULL, NULL, NULL, NULL, NULL, msg, error ? -1 : 0, 0);
+	/* as LVM2: a message after an error carries its errno too */
+	add_row(type, NULL, NULL, NULL, NULL, NULL, msg, error ? -1 : cl.last_errno, 0);
 	if (error) {
 		cl.last_errno = -1;
 		grp.failed |= grp.on; /* an error makes the VG's status a failure */

@@ -30,7 +30,10 @@ same pvchange "${ALL[@]}" "${J[@]}" -x n @a
 same pvchange "${ON[@]}" "${J[@]}" -x y @a
 same pvresize "${ALL[@]}" "${J[@]}" @a
 same vgexport "${ALL[@]}" lga
+same vgexport "${ALL[@]}" lga
 same vgimport "${ALL[@]}" lga
+same vgimport "${ON[@]}" lga
+same pvchange "${ALL[@]}" "${J[@]}" --addtag x @b
 same lvremove "${ALL[@]}" -y lga
 same pvremove "${ALL[@]}" "${J[@]}" @b @c
 same vgextend "${ON[@]}" "${J[@]}" lga @b @c
