@@ -3,7 +3,9 @@ file under `ulvm mount` and on a plain file of the same size on the same file sy
 the file itself, a loop device over it, and ext4 on that loop device), run --repeat times;
 each run of the script is one repetition (the two targets alternate within it). Besides the
 rates, CPU seconds per GiB: fio's for the plain file, fio's and ulvmd's for the FUSE file (on a
-loaded machine the figure that does not count waiting for a CPU)."""
+loaded machine the figure that does not count waiting for a CPU). The same again on a second
+mount without worker threads (`-o workers=0`, a second LV), in turn with the other two, so the
+table shows what the workers bring (workers / workers=0)."""
 
 import os
 import subprocess
@@ -34,8 +36,12 @@ class Fuse(Experiment):
         cols = [Col("plain", "plain file", "MB/s or IOPS"),
                 Col("fuse", "FUSE LV file", "MB/s or IOPS"),
                 Ratio("ratio", "FUSE / plain", "fuse", "plain"),
+                Col("fuse0", "FUSE workers=0", "MB/s or IOPS"),
+                Ratio("ratio0", "workers=0 / plain", "fuse0", "plain"),
+                Ratio("wratio", "workers / workers=0", "fuse", "fuse0"),
                 Col("plain_cpu", "plain: CPU s/GiB (fio)", "s/GiB", "{:.2f}"),
                 Col("fuse_cpu", "FUSE: CPU s/GiB (fio + ulvmd)", "s/GiB", "{:.2f}"),
+                Col("fuse0_cpu", "workers=0: CPU s/GiB", "s/GiB", "{:.2f}"),
                 Ratio("cpu_ratio", "CPU plain / FUSE", "plain_cpu", "fuse_cpu")]
         return [Table("fuse", self.title, rows(), cols,
                       "bench/fuse.sh --runtime %s --size %d MiB in %s: fio --direct=1 "
@@ -48,7 +54,7 @@ class Fuse(Experiment):
     def estimate(self, ctx):
         _, secs, reps, size, stacks = self.params(ctx)
         # fio: a 1 s ramp and ~0.5 s of its own per job; each stack's setup (mkfs, layout)
-        return reps * (len(stacks) * (len(WORK) * 2 * (secs + 1.6) + size / 100) + 3)
+        return reps * (len(stacks) * (len(WORK) * 3 * (secs + 1.6) + size / 70) + 3)
 
     def run(self, ctx, ws, tables):
         t = tables[0]
@@ -83,12 +89,15 @@ class Fuse(Experiment):
                     continue
                 if line[0] != " " and w[0].rstrip(":") in ("file", "loop", "ext4"):
                     stack = w[0].rstrip(":")
-                elif stack and len(w) in (6, 8) and w[0] != "workload":
+                elif stack and len(w) == 11 and w[0] != "workload":
+                    # workload qd unit plain fuse ratio fuse0 ratio0 cpu-plain cpu-fuse cpu-fuse0
                     rk = "%s/%s-qd%s" % (stack, w[0], w[1])
                     if rk in dict(rows()):
                         t.add(rk, "plain", float(w[3]), rep)
                         t.add(rk, "fuse", float(w[4]), rep)
-                        if len(w) == 8 and float(w[7]) > 0:
-                            t.add(rk, "plain_cpu", float(w[6]), rep)
-                            t.add(rk, "fuse_cpu", float(w[7]), rep)
+                        t.add(rk, "fuse0", float(w[6]), rep)
+                        if float(w[9]) > 0:
+                            t.add(rk, "plain_cpu", float(w[8]), rep)
+                            t.add(rk, "fuse_cpu", float(w[9]), rep)
+                            t.add(rk, "fuse0_cpu", float(w[10]), rep)
         t.status = "ok"

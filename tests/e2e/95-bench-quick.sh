@@ -136,7 +136,8 @@ want = {
     "nbd": (NBD_JOBS, ["ulvm", "nbdkit-file", "qemu-nbd", "nbdkit-memory", "best", "ulvm_best",
                        "ulvm_ceiling"]),
     "fuse": (["%s/%s" % (s, w) for s in ("file", "loop", "ext4") for w in FUSE_WORK],
-             ["plain", "fuse", "ratio", "plain_cpu", "fuse_cpu", "cpu_ratio"]),
+             ["plain", "fuse", "ratio", "fuse0", "ratio0", "wratio", "plain_cpu", "fuse_cpu",
+              "fuse0_cpu", "cpu_ratio"]),
     "metadata": (["lvs", "lvcreate"], ["ulvm", "lvm2", "lvm2_ulvm"]),
 }
 unavailable = {}  # not in ulvm yet: must say so
