@@ -658,13 +658,28 @@ int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev 
 	return -ENOTSUP;
 }
 
-int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write, struct bdev **bd,
-                    uint64_t *bd_offset)
+/* Where byte `rel` of target `ti` goes for dm_direct_enter: its lower device, the offset
+ * there, and how many bytes from `rel` on go there in one run (the rest of a linear target,
+ * the rest of a striped target's chunk); false for any other target. */
+static bool direct_map(const struct dm_target *ti, uint64_t rel, struct dm_lower **lower,
+                       uint64_t *lower_offset, uint64_t *run)
+{
+	uint64_t o;
+
+	if (dm_linear_lower(ti, lower, &o)) {
+		*lower_offset = o + rel;
+		*run = (ti->len << SECTOR_SHIFT) - rel;
+		return true;
+	}
+	return dm_striped_lower(ti, rel, lower, lower_offset, run);
+}
+
+int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write,
+                    struct dm_direct_piece *pieces, unsigned max, unsigned *npieces)
 {
 	const struct dm_table *t;
-	struct dm_lower *l;
-	uint64_t end, o;
-	unsigned i;
+	uint64_t end, pos;
+	unsigned i, n = 0;
 
 	pthread_mutex_lock(&md->direct_lock);
 	t = md->live;
@@ -672,15 +687,35 @@ int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write
 	    end > t->size || bdev_fault_armed())
 		goto refuse;
 	i = t->num_targets == 1 ? 0 : find_target(t, offset);
-	if (end > t->ends[i] || !dm_linear_lower(&t->targets[i], &l, &o) || !l->bd)
-		goto refuse;
-	if ((write && l->bd->rdonly) || l->bd->drop_writes || l->bd->nparts || l->bd->base ||
-	    (offset | len | o) % l->bd->sector_size)
-		goto refuse;
+	for (pos = offset; pos < end;) {
+		const struct dm_target *ti = &t->targets[i];
+		struct dm_lower *l;
+		struct bdev *bd;
+		uint64_t lo, run;
+
+		if (!direct_map(ti, pos - (ti->begin << SECTOR_SHIFT), &l, &lo, &run) || !l->bd)
+			goto refuse;
+		bd = l->bd;
+		run = MIN(run, end - pos);
+		if ((write && bd->rdonly) || bd->drop_writes || bd->nparts || bd->base ||
+		    (lo | run) % bd->sector_size)
+			goto refuse;
+		if (n && pieces[n - 1].bd == bd &&
+		    pieces[n - 1].bd_offset + pieces[n - 1].len == lo) {
+			pieces[n - 1].len += run; /* contiguous there too: one piece */
+		} else {
+			if (n == max)
+				goto refuse;
+			pieces[n++] =
+			    (struct dm_direct_piece){.bd = bd, .bd_offset = lo, .len = run};
+		}
+		pos += run;
+		if (pos == t->ends[i])
+			i++;
+	}
 	md->direct_users++;
 	pthread_mutex_unlock(&md->direct_lock);
-	*bd = l->bd;
-	*bd_offset = offset - (t->targets[i].begin << SECTOR_SHIFT) + o;
+	*npieces = n;
 	return 0;
 refuse:
 	pthread_mutex_unlock(&md->direct_lock);

@@ -321,17 +321,24 @@ void dm_submit(struct dm_dev *md, struct io_req *req);
  * control returns to the event loop. -ENOTSUP when the range is mapped otherwise. */
 int dm_map_direct(struct dm_dev *md, uint64_t offset, uint64_t len, struct bdev **bd,
                   uint64_t *bd_offset);
-/* For I/O that another thread does on the backing file itself (the FUSE export's workers):
- * where [offset, offset + len) of `md` lies in one backing device, through one linear
- * target straight onto it (no stacking), the range in whole sectors of that device, not
- * read-only for a write nor dropping writes, no fault armed. On 0 the caller is inside the device's
- * direct gate: the mapping stays valid and the device unsuspended until it calls dm_direct_leave();
- * it must not wait for the loop's thread meanwhile (dm_suspend, dm_resume and dm_remove
- * close the gate and wait for those inside). -ENOTSUP otherwise, or while suspended: the
- * caller then sends the request through dm_submit on the loop's thread. Thread-safe against
- * those calls; nothing else of the device may change while the gate is open. */
-int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write, struct bdev **bd,
-                    uint64_t *bd_offset);
+/* For I/O that another thread does on the backing files itself (the FUSE export's workers):
+ * where [offset, offset + len) of `md` lies in backing devices, through linear and striped
+ * targets straight onto them (no stacking), as pieces that follow each other in the range
+ * (`len` bytes each at `bd_offset` of `bd`; neighbours contiguous on one device are one
+ * piece), at most `max` of them, each in whole sectors of its device, none read-only for a
+ * write nor dropping writes, no fault armed. On 0 (*npieces set) the caller is inside the
+ * device's direct gate: the mapping stays valid and the device unsuspended until it calls
+ * dm_direct_leave(); it must not wait for the loop's thread meanwhile (dm_suspend, dm_resume
+ * and dm_remove close the gate and wait for those inside). -ENOTSUP otherwise, or while
+ * suspended: the caller then sends the request through dm_submit on the loop's thread.
+ * Thread-safe against those calls; nothing else of the device may change while the gate is
+ * open. */
+struct dm_direct_piece {
+	struct bdev *bd;
+	uint64_t bd_offset, len; /* bytes */
+};
+int dm_direct_enter(struct dm_dev *md, uint64_t offset, uint64_t len, bool write,
+                    struct dm_direct_piece *pieces, unsigned max, unsigned *npieces);
 void dm_direct_leave(struct dm_dev *md);
 struct io_engine *dm_engine(struct dm_registry *r);
 
@@ -368,6 +375,10 @@ struct dm_table {
 
 /* linear.c: the lower device and byte offset of a linear target; false for another type. */
 bool dm_linear_lower(const struct dm_target *ti, struct dm_lower **lower, uint64_t *offset);
+/* A striped target's stripe for byte `rel` of it: its lower device, the offset there, and
+ * the bytes left in that chunk (`run`); false for any other target type. */
+bool dm_striped_lower(const struct dm_target *ti, uint64_t rel, struct dm_lower **lower,
+                      uint64_t *offset, uint64_t *run);
 /* table.c: parse `text` into a table for `md` (errors: "table line N: ..."). */
 int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out);
 /* table.c: destructors of the targets, then dm_table_put_lowers(); NULL is fine. */

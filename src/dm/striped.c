@@ -143,6 +143,19 @@ static uint64_t striped_max_io_len(struct dm_target *ti, uint64_t offset)
 	return sc->chunk_mask + 1 - (offset & sc->chunk_mask);
 }
 
+bool dm_striped_lower(const struct dm_target *ti, uint64_t rel, struct dm_lower **lower,
+                      uint64_t *offset, uint64_t *run)
+{
+	struct io_req req = {.offset = rel};
+
+	if (ti->type != &dm_striped_target)
+		return false;
+	striped_map((struct dm_target *)(uintptr_t)ti, &req, lower);
+	*offset = req.offset;
+	*run = striped_max_io_len((struct dm_target *)(uintptr_t)ti, rel);
+	return true;
+}
+
 static void striped_status(struct dm_target *ti, enum dm_status_type type, struct strbuf *out)
 {
 	struct stripe_c *sc = ti->private;

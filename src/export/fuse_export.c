@@ -16,11 +16,12 @@
  * answer at once.
  *
  * Worker threads (struct fx_worker; none in page-cache mode): with them the loop's thread
- * reads nothing from the session; each worker reads from its own clone of /dev/fuse, does
- * READ and WRITE of whole sectors that map straight onto one backing file (dev_direct_enter:
- * a linear table, not suspended, its gate held until the I/O is done, which a suspend waits
- * for) on its own io_uring and answers them itself; every other request it hands to the
- * loop's thread (take_forwarded), which runs it through libfuse and the path above. Replies
+ * reads nothing from the session; each worker reads from its own clone of /dev/fuse (woken
+ * alone: EPOLLEXCLUSIVE), does READ and WRITE of whole sectors that map straight onto backing
+ * files (dev_direct_enter: linear and striped targets, not suspended, its gate held until
+ * the I/O is done, which a suspend waits for) itself -- at once on page-cache files (pread,
+ * pwrite), on its own io_uring on O_DIRECT ones -- and answers them; every other request it hands
+ * to the loop's thread (take_forwarded), which runs it through libfuse and the path above. Replies
  * must go back on the descriptor the request came from: fx_io_writev routes them by the
  * request's number. Only the loop's thread calls libfuse; workers touch a file only until
  * they answer (the release, which frees it, comes after), a node's write count and mtime
@@ -66,6 +67,8 @@
 #define FX_MAX_IO         (256u << 10) /* largest request: a 1 MiB direct I/O is 4 in parallel */
 #define FX_MAX_WORKERS    4u
 #define FX_WORKER_DEPTH   64u  /* requests in flight per worker */
+#define FX_MAX_PIECES     16u  /* a worker's request on at most 16 runs of backing files */
+#define FX_WORKER_SQES    256u /* pieces on a worker's ring at once, and its two polls */
 #define FX_MAX_BACKGROUND 128u /* asynchronous requests the kernel keeps in flight */
 #define FX_POOL_KEEP      (64ull << 20)
 #define FX_RECV_BATCH     64          /* requests read per readiness event */
@@ -150,8 +153,10 @@ struct fx_worker {
 	struct fuse_export *fx;
 	pthread_t thread;
 	bool started;
-	int fd;     /* the clone, non-blocking */
-	void *base; /* receive buffer: a WRITE's data starts on a page, as in rbuf_take */
+	int fd;      /* the clone, non-blocking */
+	int epfd;    /* what it waits for: fd, ring_fd, the export's stop_fd */
+	int ring_fd; /* an eventfd: the ring has completions */
+	void *base;  /* receive buffer: a WRITE's data starts on a page, as in rbuf_take */
 	void *free_rbufs[FX_RBUF_KEEP];
 	unsigned nfree_rbufs;
 	struct bufpool pool;
@@ -1732,17 +1737,28 @@ static void forward(struct fx_worker *w, const void *req, size_t len)
 		evloop_post(fx->loop, &fx->fwd_work);
 }
 
-/* A READ or WRITE a worker does on the backing file itself, from its own ring. */
+/* A READ or WRITE a worker does on the backing files itself: its pieces (one per run of the
+ * request on one file: one on a linear LV, one per stripe chunk run on a striped one). */
+struct fx_slot;
+struct fx_piece {
+	struct fx_slot *slot;
+	int fd;
+	uint64_t off, len; /* in the file */
+	uint64_t done;     /* bytes transferred so far */
+	uint8_t *data;     /* its bytes, in the slot's */
+};
+
 struct fx_slot {
 	uint64_t unique;
 	struct fx_file *f;
 	bool write;
-	int fd;            /* the backing file (dev_direct_enter) */
-	uint64_t off, len; /* there */
-	uint64_t done;     /* bytes transferred so far */
+	uint64_t len;      /* the request's bytes */
 	uint8_t *data;     /* the bytes: in buf, or in the adopted receive buffer */
 	void *buf, *rbase; /* a pool buffer (class cls), an adopted receive buffer */
 	unsigned cls;
+	unsigned npieces, pending; /* pieces; those still on the ring */
+	int err;                   /* the first error of a piece */
+	struct fx_piece piece[FX_MAX_PIECES];
 	struct fx_slot *next; /* free list */
 };
 
@@ -1781,18 +1797,49 @@ static uint8_t *wbuf_mem(void *base)
 	return (uint8_t *)base + 4096 - FX_WRITE_HDR;
 }
 
-static void slot_prep(struct fx_worker *w, struct fx_slot *s)
+/* A place on the worker's ring: when it is full, what it holds is submitted first (its
+ * completion queue is larger, and the kernel keeps what does not fit there). */
+static struct io_uring_sqe *worker_sqe(struct fx_worker *w)
 {
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
+	struct io_uring_sqe *sqe;
 
-	/* the ring has a place for every slot and the two polls */
-	if (s->write)
-		io_uring_prep_write(sqe, s->fd, s->data + s->done, (unsigned)(s->len - s->done),
-		                    s->off + s->done);
+	while (!(sqe = io_uring_get_sqe(&w->ring)))
+		(void)io_uring_submit(&w->ring);
+	return sqe;
+}
+
+/* (Re)start the rest of a piece on the ring. */
+static void piece_prep(struct fx_worker *w, struct fx_piece *p)
+{
+	struct io_uring_sqe *sqe = worker_sqe(w);
+
+	if (p->slot->write)
+		io_uring_prep_write(sqe, p->fd, p->data + p->done, (unsigned)(p->len - p->done),
+		                    p->off + p->done);
 	else
-		io_uring_prep_read(sqe, s->fd, s->data + s->done, (unsigned)(s->len - s->done),
-		                   s->off + s->done);
-	io_uring_sqe_set_data(sqe, s);
+		io_uring_prep_read(sqe, p->fd, p->data + p->done, (unsigned)(p->len - p->done),
+		                   p->off + p->done);
+	io_uring_sqe_set_data(sqe, p);
+}
+
+/* A piece of a page-cache file at once, in this thread: the kernel copies from or into the
+ * page cache (io_uring would hand a tmpfs file's I/O to one of its workers, a wake-up each
+ * way); 0 or -errno. */
+static int piece_sync(struct fx_slot *s, struct fx_piece *p)
+{
+	while (p->done < p->len) {
+		ssize_t r = s->write ? pwrite(p->fd, p->data + p->done, (size_t)(p->len - p->done),
+		                              (off_t)(p->off + p->done))
+		                     : pread(p->fd, p->data + p->done, (size_t)(p->len - p->done),
+		                             (off_t)(p->off + p->done));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 ? -errno
+			             : -EIO; /* nothing more inside the device: cannot be */
+		p->done += (uint64_t)r;
+	}
+	return 0;
 }
 
 static void slot_free(struct fx_worker *w, struct fx_slot *s)
@@ -1807,52 +1854,64 @@ static void slot_free(struct fx_worker *w, struct fx_slot *s)
 	w->busy--;
 }
 
-/* A slot's I/O finished with `res` (bytes, or -errno). */
-static void slot_done(struct fx_worker *w, struct fx_slot *s, int res)
+/* Every piece of a slot is done: leave the gate, note the write, answer; nothing of the file
+ * after the answer. */
+static void slot_done(struct fx_worker *w, struct fx_slot *s)
 {
 	struct fx_file *f = s->f;
-	uint64_t unique = s->unique;
 
-	if (res > 0 && s->done + (uint64_t)res < s->len) { /* short: the rest */
-		s->done += (uint64_t)res;
-		slot_prep(w, s);
-		return;
-	}
-	if (res == 0 && s->done < s->len)
-		res = -EIO; /* nothing more inside the device: cannot be */
-	/* Leave the gate, note the write, answer: nothing of the file after the answer. */
 	dev_direct_leave(f->dev);
-	if (res >= 0 && s->write)
+	if (!s->err && s->write)
 		node_written(w->fx, f->n);
-	if (res < 0) {
-		worker_reply(w, unique, res, NULL, 0);
+	if (s->err) {
+		worker_reply(w, s->unique, s->err, NULL, 0);
 	} else if (s->write) {
 		struct fuse_write_out wo = {.size = (uint32_t)s->len};
-		worker_reply(w, unique, 0, &wo, sizeof(wo));
+		worker_reply(w, s->unique, 0, &wo, sizeof(wo));
 	} else {
-		worker_reply(w, unique, 0, s->data, (size_t)s->len);
+		worker_reply(w, s->unique, 0, s->data, (size_t)s->len);
 	}
 	slot_free(w, s);
 }
 
+/* A piece on the ring finished with `res` (bytes, or -errno). */
+static void piece_done(struct fx_worker *w, struct fx_piece *p, int res)
+{
+	struct fx_slot *s = p->slot;
+
+	if (res > 0 && p->done + (uint64_t)res < p->len) { /* short: the rest */
+		p->done += (uint64_t)res;
+		piece_prep(w, p);
+		return;
+	}
+	if (res == 0)
+		res = -EIO; /* nothing more inside the device: cannot be */
+	if (res < 0 && !s->err)
+		s->err = res;
+	if (!--s->pending)
+		slot_done(w, s);
+}
+
 /*
  * READ and WRITE of whole sectors on a file opened without the page cache, on a device
- * that maps them straight onto one backing file (dev_direct_enter: a linear table, not
- * suspended; its gate is held until the I/O is done): started on the worker's ring, answered
- * from its completion before anything else of the file is touched (the release, which
- * frees it, cannot come before the answer). False: the loop's thread must do it (a partial
- * sector's read-modify-write, a thin or snapshot volume, a suspended device, a page-cache
- * mount anywhere in the process for a write).
+ * that maps them straight onto backing files (dev_direct_enter: linear and striped targets,
+ * not suspended; its gate is held until the I/O is done): pieces on page-cache files are
+ * done at once, those on O_DIRECT files on the worker's ring; the request is answered once
+ * all are done, before anything else of the file is touched (the release, which frees it,
+ * cannot come before the answer). False: the loop's thread must do it (a partial sector's
+ * read-modify-write, a thin or snapshot volume, a suspended device, a page-cache mount
+ * anywhere in the process for a write).
  */
 static bool worker_io(struct fx_worker *w, const struct fuse_in_header *in, size_t len)
 {
 	struct fuse_export *fx = w->fx;
 	struct fx_slot *s = w->free_slots;
+	struct dev_direct_piece dp[FX_MAX_PIECES];
 	struct fx_file *f;
 	const uint8_t *wdata = NULL;
-	uint64_t off, size, foff;
+	uint64_t off, size, pos = 0;
 	bool write = in->opcode == FUSE_WRITE;
-	int fd;
+	unsigned np;
 
 	if (!write) {
 		const struct fuse_read_in *ri = (const void *)(in + 1);
@@ -1873,12 +1932,18 @@ static bool worker_io(struct fx_worker *w, const struct fuse_in_header *in, size
 		wdata = (const uint8_t *)(wi + 1);
 	}
 	if (!s || !f || f->cached || !size || size > FX_MAX_IO ||
-	    dev_direct_enter(f->dev, off, size, write, &fd, &foff))
+	    dev_direct_enter(f->dev, off, size, write, dp, FX_MAX_PIECES, &np))
 		return false;
 	w->free_slots = s->next;
 	w->busy++;
-	*s = (struct fx_slot){
-	    .unique = in->unique, .f = f, .write = write, .fd = fd, .off = foff, .len = size};
+	s->unique = in->unique;
+	s->f = f;
+	s->write = write;
+	s->len = size;
+	s->data = NULL;
+	s->err = 0;
+	s->pending = 0;
+	s->npieces = np;
 	if (write && size >= FX_ADOPT_MIN && (uintptr_t)wdata % ULVM_IO_ALIGN == 0) {
 		void *next = wbuf_take(w);
 		if (next) { /* write it from where it arrived; the next request gets a new one */
@@ -1898,19 +1963,25 @@ static bool worker_io(struct fx_worker *w, const struct fuse_in_header *in, size
 		if (write)
 			memcpy(s->data, wdata, (size_t)size);
 	}
-	slot_prep(w, s);
+	for (unsigned i = 0; i < np; pos += dp[i].len, i++) {
+		struct fx_piece *p = &s->piece[i];
+		int r;
+
+		*p = (struct fx_piece){.slot = s,
+		                       .fd = dp[i].fd,
+		                       .off = dp[i].file_offset,
+		                       .len = dp[i].len,
+		                       .data = s->data + pos};
+		if (dp[i].direct) {
+			s->pending++;
+			piece_prep(w, p);
+		} else if ((r = piece_sync(s, p)) && !s->err) {
+			s->err = r;
+		}
+	}
+	if (!s->pending)
+		slot_done(w, s);
 	return true;
-}
-
-#define WORKER_POLL_TAG ((uint64_t)1)
-#define WORKER_STOP_TAG ((uint64_t)2)
-
-static void worker_poll(struct fx_worker *w, int fd, uint64_t tag)
-{
-	struct io_uring_sqe *sqe = io_uring_get_sqe(&w->ring);
-
-	io_uring_prep_poll_add(sqe, fd, POLLIN);
-	io_uring_sqe_set_data64(sqe, tag);
 }
 
 /* The session ended for this worker (ENODEV, a failed read): tell the loop's thread once. */
@@ -1928,16 +1999,34 @@ static void worker_session_over(struct fx_worker *w)
 		evloop_post(fx->loop, &fx->fwd_work);
 }
 
+/* Reap what finished on the worker's ring (its eventfd was readable). */
+static void worker_reap(struct fx_worker *w)
+{
+	struct io_uring_cqe *cqe;
+	unsigned head, n = 0;
+	uint64_t v;
+
+	(void)!read(w->ring_fd, &v, sizeof(v));
+	io_uring_for_each_cqe(&w->ring, head, cqe)
+	{
+		n++;
+		piece_done(w, (struct fx_piece *)(uintptr_t)io_uring_cqe_get_data(cqe), cqe->res);
+	}
+	io_uring_cq_advance(&w->ring, n);
+}
+
 /*
- * A worker: read requests while it has slots (non-blocking, until EAGAIN), start the I/O of
- * those it does itself, hand the rest to the loop; then wait in its ring for a completion, the
- * descriptor's readiness or the stop. It stops once told to, or once the session is over,
- * after what it started has finished and been answered.
+ * A worker: read requests while it has slots (non-blocking, until EAGAIN), do those it does
+ * itself, hand the rest to the loop; then wait in epoll for the session's descriptor, its
+ * ring's completions (an eventfd) or the stop. The session's descriptor is watched with
+ * EPOLLEXCLUSIVE: every clone waits on the one queue of the connection, and a request wakes
+ * one idle worker instead of all of them. It stops once told to, or once the session is
+ * over, after what it started has finished and been answered.
  */
 static void *worker_main(void *arg)
 {
 	struct fx_worker *w = arg;
-	bool stop = false, over = false, polling = false, warned = false;
+	bool stop = false, over = false, warned = false;
 
 	/* (io_uring_enable_rings(), which not every liburing.so exports) */
 	if (w->disabled && syscall(__NR_io_uring_register, w->ring.ring_fd,
@@ -1946,10 +2035,9 @@ static void *worker_main(void *arg)
 		ulvm_warn("%s: a FUSE worker cannot enable its io_uring", w->fx->dir);
 		return NULL;
 	}
-	worker_poll(w, w->fx->stop_fd, WORKER_STOP_TAG);
 	for (;;) {
-		struct io_uring_cqe *cqe;
-		unsigned head, n = 0;
+		struct epoll_event ev[3];
+		int n;
 
 		while (w->free_slots && !stop && !over) {
 			size_t size = FX_RBUF_SIZE - (4096 - FX_WRITE_HDR);
@@ -1961,9 +2049,10 @@ static void *worker_main(void *arg)
 				break;
 			if (r < 0 && (errno == EINTR || errno == ENOENT))
 				continue; /* ENOENT: interrupted before it was read */
-			if (r < 0) {      /* ENODEV: the session is over */
+			if (r < 0) {      /* ENODEV: the session is over (and stays readable) */
 				over = true;
 				worker_session_over(w);
+				epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->fd, NULL);
 				break;
 			}
 			if ((size_t)r < sizeof(*in))
@@ -1973,34 +2062,27 @@ static void *worker_main(void *arg)
 				continue;
 			forward(w, mem, (size_t)r);
 		}
+		if (io_uring_sq_ready(&w->ring))
+			(void)io_uring_submit(&w->ring);
 		if ((stop || over) && !w->busy)
 			break;
-		if (!polling && w->free_slots && !stop && !over) {
-			worker_poll(w, w->fd, WORKER_POLL_TAG);
-			polling = true;
-		}
-		int r = io_uring_submit_and_wait(&w->ring, 1);
-		if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY) {
-			/* cannot happen with a working ring: do not spin */
+		n = epoll_wait(w->epfd, ev, 3, -1);
+		if (n < 0 && errno != EINTR) {
+			/* cannot happen with a working epoll: do not spin */
 			if (!warned)
-				ulvm_warn("%s: FUSE worker: io_uring_enter: %s", w->fx->dir,
-				          strerror(-r));
+				ulvm_warn("%s: FUSE worker: epoll_wait: %s", w->fx->dir,
+				          strerror(errno));
 			warned = true;
 			usleep(1000);
 		}
-		io_uring_for_each_cqe(&w->ring, head, cqe)
-		{
-			uint64_t tag = io_uring_cqe_get_data64(cqe);
-
-			n++;
-			if (tag == WORKER_POLL_TAG)
-				polling = false;
-			else if (tag == WORKER_STOP_TAG)
-				stop = true;
-			else
-				slot_done(w, (struct fx_slot *)(uintptr_t)tag, cqe->res);
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.fd == w->ring_fd)
+				worker_reap(w);
+			else if (ev[i].data.fd == w->fx->stop_fd && !stop) {
+				stop = true; /* (it stays readable) */
+				epoll_ctl(w->epfd, EPOLL_CTL_DEL, w->fx->stop_fd, NULL);
+			}
 		}
-		io_uring_cq_advance(&w->ring, n);
 	}
 	return NULL;
 }
@@ -2021,6 +2103,10 @@ static void workers_stop(struct fuse_export *fx)
 			io_uring_queue_exit(&w->ring);
 		if (w->fd >= 0)
 			close(w->fd);
+		if (w->epfd >= 0)
+			close(w->epfd);
+		if (w->ring_fd >= 0)
+			close(w->ring_fd);
 		free(w->base);
 		while (w->nfree_rbufs)
 			free(w->free_rbufs[--w->nfree_rbufs]);
@@ -2044,6 +2130,13 @@ static void workers_stop(struct fuse_export *fx)
 	fx->fwd_tail = &fx->fwd_head;
 }
 
+static int epoll_add_fd(int epfd, int fd, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.fd = fd};
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 static int worker_setup(struct fuse_export *fx, struct fx_worker *w)
 {
 	uint32_t master = (uint32_t)fx->fd;
@@ -2061,17 +2154,26 @@ static int worker_setup(struct fuse_export *fx, struct fx_worker *w)
 		w->slots[i].next = w->free_slots;
 		w->free_slots = &w->slots[i];
 	}
-	/* One thread submits and reaps: completions are run only when it waits for them (no
-	 * interrupt of its work). The ring's one submitter is the thread that enables it (the
-	 * worker); plain flags on kernels without these. */
-	r = io_uring_queue_init(FX_WORKER_DEPTH + 2, &w->ring,
-	                        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN |
-	                            IORING_SETUP_R_DISABLED);
+	/* One thread submits and reaps (the one that enables the ring); plain flags on kernels
+	 * without these. Its completions (O_DIRECT files only) signal an eventfd the worker
+	 * waits for in epoll. */
+	r = io_uring_queue_init(FX_WORKER_SQES, &w->ring,
+	                        IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_R_DISABLED);
 	w->disabled = r >= 0;
 	if (r == -EINVAL)
-		r = io_uring_queue_init(FX_WORKER_DEPTH + 2, &w->ring, 0);
+		r = io_uring_queue_init(FX_WORKER_SQES, &w->ring, 0);
 	if (r < 0)
 		return r;
+	w->have_ring = true;
+	if ((w->ring_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0 ||
+	    (w->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+		return -errno;
+	if ((r = io_uring_register_eventfd(&w->ring, w->ring_fd)) < 0)
+		return r;
+	if (epoll_add_fd(w->epfd, w->fd, EPOLLIN | EPOLLEXCLUSIVE) ||
+	    epoll_add_fd(w->epfd, w->ring_fd, EPOLLIN) ||
+	    epoll_add_fd(w->epfd, fx->stop_fd, EPOLLIN))
+		return -errno;
 	w->have_ring = true;
 	return 0;
 }
@@ -2095,7 +2197,7 @@ static bool workers_start(struct fuse_export *fx, unsigned n)
 	evloop_work_init(&fx->fwd_work, take_forwarded, fx);
 	fx->nworkers = n;
 	for (unsigned i = 0; i < n; i++)
-		fx->workers[i].fd = -1;
+		fx->workers[i].fd = fx->workers[i].epfd = fx->workers[i].ring_fd = -1;
 	for (unsigned i = 0; i < n && !r; i++)
 		r = worker_setup(fx, &fx->workers[i]);
 	if (!r && (r = fuse_session_custom_io(fx->se, &io, fx->fd)) > 0)

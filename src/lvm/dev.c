@@ -296,17 +296,24 @@ int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
 	return 0;
 }
 
-int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write, int *fd,
-                     uint64_t *file_offset)
+int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write,
+                     struct dev_direct_piece *pieces, unsigned max, unsigned *npieces)
 {
-	struct bdev *bd;
+	struct dm_direct_piece p[DEV_DIRECT_MAX_PIECES];
+	unsigned n;
 	int r;
 
 	if (!dev->md)
 		return -ENOTSUP;
-	if ((r = dm_direct_enter(dev->md, offset, len, write, &bd, file_offset)))
+	if ((r = dm_direct_enter(dev->md, offset, len, write, p, MIN(max, DEV_DIRECT_MAX_PIECES),
+	                         &n)))
 		return r;
-	*fd = bd->fd;
+	for (unsigned i = 0; i < n; i++)
+		pieces[i] = (struct dev_direct_piece){.fd = p[i].bd->fd,
+		                                      .direct = p[i].bd->direct,
+		                                      .file_offset = p[i].bd_offset,
+		                                      .len = p[i].len};
+	*npieces = n;
 	return 0;
 }
 

@@ -112,17 +112,24 @@ void ctx_free_dm(struct ulvm_ctx *ctx);
  * those bytes in the file itself within the same turn of its loop. */
 int dev_map_file(struct ulvm_dev *dev, uint64_t offset, uint64_t len, int *fd,
                  uint64_t *file_offset);
-/* From any thread, for an export that does its own I/O on the backing file (the FUSE
- * workers, on their own rings): where [offset, offset + len) of `dev` lies in one backing
- * file, when it maps through one linear target onto it and the device is not suspended
- * (dm_direct_enter): 0 with the file's descriptor and the offset there, and the caller is
- * inside the device's gate until dev_direct_leave(), which it calls once that I/O is done
- * (a suspend waits for it; it must not wait for the context's thread meanwhile). -ENOTSUP:
- * the caller submits it (ulvm_dev_submit) on the context's thread instead. That I/O
- * bypasses the write watch: for exports whose writes no page-cache export needs to see.
- * `dev` stays open meanwhile. */
-int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write, int *fd,
-                     uint64_t *file_offset);
+/* From any thread, for an export that does its own I/O on the backing files (the FUSE
+ * workers): where [offset, offset + len) of `dev` lies in backing files, when it maps through
+ * linear and striped targets straight onto them and the device is not suspended
+ * (dm_direct_enter): 0 with at most `max` pieces that follow each other in the range (each
+ * `len` bytes at `file_offset` of the file `fd`; `direct`: the file is open with O_DIRECT,
+ * else it is read through the page cache), and the caller is inside the device's gate until
+ * dev_direct_leave(), which it calls once that I/O is done (a suspend waits for it; it must
+ * not wait for the context's thread meanwhile). -ENOTSUP: the caller submits it
+ * (ulvm_dev_submit) on the context's thread instead. That I/O bypasses the write watch: for
+ * exports whose writes no page-cache export needs to see. `dev` stays open meanwhile. */
+struct dev_direct_piece {
+	int fd;
+	bool direct;
+	uint64_t file_offset, len;
+};
+#define DEV_DIRECT_MAX_PIECES 64u
+int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write,
+                     struct dev_direct_piece *pieces, unsigned max, unsigned *npieces);
 void dev_direct_leave(struct ulvm_dev *dev);
 /*
  * A watch on what changes a device's contents, for exports that keep a cache of them (the

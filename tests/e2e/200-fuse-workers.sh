@@ -3,7 +3,7 @@
 # threads than the loop's); `-o workers=0` serves it on the loop alone, a bad count is refused
 # in one line. fio at queue depth 32, random writes of 4 KiB with crc32c headers then every
 # block verified, directly on DIR/VG/LV of a linear LV (the workers' own path) while lvextend
-# suspends and resumes it again and again, and of a striped LV (handed to the loop); each LV
+# suspends and resumes it again and again, and of a striped LV (the workers' too); each LV
 # then reads the same through FUSE, `ulvm dd` and NBD; a partial-sector write among them lands
 # where it should. The same on a workers=0 mount of the same LVs gives the same bytes.
 set -euo pipefail
@@ -55,7 +55,7 @@ wait $EXT
 assert_eq $(((16 + 6 * 4) << 20)) "$(stat -c %s "$DIR/$VG/lin")" "the extended size through FUSE"
 # a partial-sector write (read-modify-write on the loop) next to what the workers wrote
 printf 'ulvm-200' | dd of="$DIR/$VG/lin" bs=1 seek=$((5 << 20)) conv=notrunc status=none
-runfio "$DIR/$VG/str" randwrite # striped: handed to the loop
+runfio "$DIR/$VG/str" randwrite # striped: the workers' path too
 
 for lv in lin str; do
 	sum=$(md5sum <"$DIR/$VG/$lv")

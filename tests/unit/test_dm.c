@@ -1426,6 +1426,23 @@ static void *direct_user_main(void *arg)
 	return NULL;
 }
 
+/* dm_direct_enter for a range expected in one piece: its device and offset there. */
+static int enter1(struct dm_dev *md, uint64_t offset, uint64_t len, bool write, struct bdev **bd,
+                  uint64_t *bd_offset)
+{
+	struct dm_direct_piece p;
+	unsigned n = 0;
+	int r = dm_direct_enter(md, offset, len, write, &p, 1, &n);
+
+	if (!r) {
+		assert_int_equal(n, 1);
+		assert_int_equal(p.len, len);
+		*bd = p.bd;
+		*bd_offset = p.bd_offset;
+	}
+	return r;
+}
+
 static void test_direct_gate(void **state)
 {
 	struct env *v = *state;
@@ -1439,53 +1456,85 @@ static void test_direct_gate(void **state)
 	mkfile(v, "a", 2 * MIB, a, sizeof(a));
 	mkfile(v, "b", 1 * MIB, b, sizeof(b));
 	lin = create_dev(v->r, "lin", "0 2048 linear %s 1024", a);
-	assert_int_equal(dm_direct_enter(lin, 4096, 65536, false, &bd, &off), 0);
+	assert_int_equal(enter1(lin, 4096, 65536, false, &bd, &off), 0);
 	assert_non_null(bd);
 	assert_int_equal(off, 1024 * SECTOR_SIZE + 4096);
 	dm_direct_leave(lin);
-	assert_int_equal(dm_direct_enter(lin, 2047 * SECTOR_SIZE, SECTOR_SIZE, true, &bd, &off), 0);
+	assert_int_equal(enter1(lin, 2047 * SECTOR_SIZE, SECTOR_SIZE, true, &bd, &off), 0);
 	assert_int_equal(off, (1024 + 2047) * SECTOR_SIZE);
 	dm_direct_leave(lin);
-	/* Not one linear target straight onto a file: across targets, stacked, past the end,
-	 * empty, partial sectors, striped, zero. */
+	/* Not linear or striped targets straight onto files: stacked, past the end, empty,
+	 * partial sectors, zero; more pieces than asked for. */
 	top = create_dev(v->r, "top", "0 8 linear %s 0\n8 1024 linear lin 512", b);
-	assert_int_equal(dm_direct_enter(top, 0, 4096, false, &bd, &off), 0);
+	assert_int_equal(enter1(top, 0, 4096, false, &bd, &off), 0);
 	assert_int_equal(off, 0);
 	dm_direct_leave(top);
-	assert_int_equal(dm_direct_enter(top, 0, 8192, false, &bd, &off), -ENOTSUP);
-	assert_int_equal(dm_direct_enter(top, 8 * SECTOR_SIZE, 4096, false, &bd, &off), -ENOTSUP);
-	assert_int_equal(dm_direct_enter(lin, 2048 * SECTOR_SIZE, 512, false, &bd, &off), -ENOTSUP);
-	assert_int_equal(dm_direct_enter(lin, 0, 0, false, &bd, &off), -ENOTSUP);
-	assert_int_equal(dm_direct_enter(lin, 100, 512, false, &bd, &off), -ENOTSUP);
-	st2 = create_dev(v->r, "st2", "0 64 striped 2 8 %s 0 %s 0", a, b);
-	assert_int_equal(dm_direct_enter(st2, 0, 512, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(top, 0, 8192, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(top, 8 * SECTOR_SIZE, 4096, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(lin, 2048 * SECTOR_SIZE, 512, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(lin, 0, 0, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(lin, 100, 512, false, &bd, &off), -ENOTSUP);
+	st2 = create_dev(v->r, "st2", "0 64 striped 2 8 %s 0 %s 8", a, b);
 	mix = create_dev(v->r, "mix", "0 8 zero\n8 8 linear %s 0", b);
-	assert_int_equal(dm_direct_enter(mix, 0, 512, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(mix, 0, 512, false, &bd, &off), -ENOTSUP);
+	/* Striped: one piece per chunk run on a stripe; linear targets one after another on
+	 * one file, contiguous there: one piece. */
+	{
+		struct dm_direct_piece p[4];
+		struct dm_dev *two;
+		unsigned n = 0;
+
+		assert_int_equal(enter1(st2, 4096 + 512, 1024, false, &bd, &off), 0);
+		assert_int_equal(off, 8 * SECTOR_SIZE + 512); /* chunk 1: stripe b's first */
+		dm_direct_leave(st2);
+		assert_int_equal(dm_direct_enter(st2, 2048, 12288, true, p, 4, &n), 0);
+		assert_int_equal(n, 4);
+		assert_int_equal(p[0].bd_offset, 2048);
+		assert_int_equal(p[0].len, 2048);
+		assert_int_equal(p[1].bd_offset, 8 * SECTOR_SIZE);
+		assert_int_equal(p[1].len, 4096);
+		assert_ptr_not_equal(p[0].bd, p[1].bd);
+		assert_ptr_equal(p[0].bd, p[2].bd);
+		assert_int_equal(p[2].bd_offset, 4096);
+		assert_int_equal(p[3].bd_offset, 8 * SECTOR_SIZE + 4096);
+		assert_int_equal(p[3].len, 2048);
+		dm_direct_leave(st2);
+		assert_int_equal(dm_direct_enter(st2, 2048, 12288, true, p, 3, &n), -ENOTSUP);
+		two = create_dev(v->r, "two", "0 8 linear %s 0\n8 8 linear %s 8\n16 8 linear %s 0",
+		                 a, a, b);
+		assert_int_equal(dm_direct_enter(two, 1024, 10240, false, p, 4, &n), 0);
+		assert_int_equal(n, 2);
+		assert_int_equal(p[0].bd_offset, 1024);
+		assert_int_equal(p[0].len, 7168);
+		assert_int_equal(p[1].bd_offset, 0);
+		assert_int_equal(p[1].len, 3072);
+		dm_direct_leave(two);
+	}
 	/* Suspended: refused until the resume. */
 	assert_int_equal(dm_suspend(lin), 0);
-	assert_int_equal(dm_direct_enter(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
 	assert_int_equal(dm_resume(lin), 0);
 	/* A suspend waits for a caller inside the gate to leave. */
-	assert_int_equal(dm_direct_enter(lin, 0, 4096, true, &bd, &off), 0);
+	assert_int_equal(enter1(lin, 0, 4096, true, &bd, &off), 0);
 	u.md = lin;
 	assert_int_equal(pthread_create(&t, NULL, direct_user_main, &u), 0);
 	assert_int_equal(dm_suspend(lin), 0);
 	assert_true(u.left);
 	pthread_join(t, NULL);
-	assert_int_equal(dm_direct_enter(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
+	assert_int_equal(enter1(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
 	/* A reload is swapped in at resume: the gate then maps through the new table. */
 	{
 		char table[600];
 		struct bdev *old = bd;
 		snprintf(table, sizeof(table), "0 1024 linear %s 16", b);
 		assert_int_equal(dm_load(lin, table), 0);
-		assert_int_equal(dm_direct_enter(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
+		assert_int_equal(enter1(lin, 0, 4096, false, &bd, &off), -ENOTSUP);
 		assert_int_equal(dm_resume(lin), 0);
-		assert_int_equal(dm_direct_enter(lin, 4096, 4096, false, &bd, &off), 0);
+		assert_int_equal(enter1(lin, 4096, 4096, false, &bd, &off), 0);
 		assert_ptr_not_equal(bd, old);
 		assert_int_equal(off, 16 * SECTOR_SIZE + 4096);
 		dm_direct_leave(lin);
-		assert_int_equal(dm_direct_enter(lin, 1024 * SECTOR_SIZE, 512, false, &bd, &off),
+		assert_int_equal(enter1(lin, 1024 * SECTOR_SIZE, 512, false, &bd, &off),
 		                 -ENOTSUP); /* the smaller size, at once */
 	}
 }
