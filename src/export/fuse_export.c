@@ -64,7 +64,7 @@
 #include "bufpool.h"
 #include "fuse_export.h"
 
-#define FX_MAX_IO         (256u << 10) /* largest request: a 1 MiB direct I/O is 4 in parallel */
+#define FX_MAX_IO         (1u << 20) /* largest request: a 1 MiB direct I/O is one */
 #define FX_MAX_WORKERS    4u
 #define FX_WORKER_DEPTH   64u  /* requests in flight per worker */
 #define FX_MAX_PIECES     16u  /* a worker's request on at most 16 runs of backing files */
@@ -2237,6 +2237,11 @@ static void fx_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct fuse_export *fx = userdata;
 
+	/* 1 MiB requests: libfuse asks for max_pages to match (FUSE_MAX_PAGES; the kernel's
+	 * limit is fs.fuse.max_pages_limit, 256 pages by default), reads are bounded by the
+	 * same pages (no max_read option), and the receive buffers (FX_RBUF_SIZE) hold a 1 MiB
+	 * WRITE with its headers. A 1 MiB direct read or write is then one request, not 4 or
+	 * 8: measured, 0.31-0.34 CPU s/GiB instead of 0.49-0.73 for 1 MiB reads. */
 	conn->max_write = FX_MAX_IO;
 	conn->max_background = FX_MAX_BACKGROUND;
 	conn->congestion_threshold = FX_MAX_BACKGROUND * 3 / 4;
