@@ -233,12 +233,28 @@ struct fuse_list_cb {
 	void *cookie;
 };
 
+/* Whether LVM2 would link the device of an LV as /dev/VG/LV: not a hidden LV nor a layer, whose
+ * UUIDs carry a suffix ("LVM-<vg uuid><lv uuid>-tdata", -tmeta, -cdata, ...), nor a thin pool
+ * in use (-pool); a thin pool without thin LVs is an LV of its own (-tpool, named VG-LV),
+ * which LVM2 links. Devices that are not LVs are not listed either way (no VG-LV name). */
+static bool lv_linked(const char *name)
+{
+	char uuid[ULVM_DM_UUID_LEN + 8];
+	size_t n = 4 + 2 * 32; /* "LVM-" and the two UUIDs */
+
+	if (ulvm_active_uuid(name, uuid, sizeof(uuid)) || strncmp(uuid, "LVM-", 4) ||
+	    strlen(uuid) <= n)
+		return true;
+	return uuid[n] == '-' && !strcmp(uuid + n + 1, "tpool");
+}
+
 static void fuse_list_one(void *cookie, const char *name, struct ulvm_dev *dev)
 {
 	struct fuse_list_cb *cb = cookie;
 	char vg[256], lv[256];
 
-	if (ulvm_dm_name_split(name, vg, sizeof(vg), lv, sizeof(lv))) /* not VG-LV-real */
+	/* VG-LV (not VG-LV-real), as LVM2 links it in /dev/VG/ */
+	if (ulvm_dm_name_split(name, vg, sizeof(vg), lv, sizeof(lv)) && lv_linked(name))
 		cb->add(cb->cookie, vg, lv, dev);
 }
 
