@@ -11,10 +11,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v fio >/dev/null || skip "fio not installed"
-export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
-ULVMD_CLEANUP=_fuse_cleanup
+fuse_with_ulvmd
 # ----
 
 VG=e2e223
@@ -27,11 +25,8 @@ ulvm lvcreate -n s2 -i 2 -I 64k -L 24M $VG "$(img a)" "$(img b)" >/dev/null
 ulvm lvcreate -n s3 -i 3 -I 4k -L 24M $VG >/dev/null
 ulvm lvchange -ay $VG/s2 $VG/s3
 ulvmd_start
-mkdir -p "$DIR" "$DIR0"
-ulvm mount "$DIR" $VG
-FUSE_MNTS+=("$DIR")
-ulvm mount -o workers=0 "$DIR0" $VG
-FUSE_MNTS+=("$DIR0")
+ulvmd_mount "$DIR" $VG
+ulvmd_mount -o workers=0 "$DIR0" $VG
 
 # runfio FILE BS QD SIZE: random writes with crc32c headers, then every block verified
 runfio() {

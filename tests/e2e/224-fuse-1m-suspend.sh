@@ -12,10 +12,8 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v fio >/dev/null || skip "fio not installed"
-export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
-ULVMD_CLEANUP=_fuse_cleanup
+fuse_with_ulvmd
 # ----
 
 VG=e2e224
@@ -29,11 +27,8 @@ ulvm lvcreate -n lin -L 24M $VG "$(img a)" >/dev/null
 ulvm lvcreate -n str -i 2 -I 64k -L 24M $VG >/dev/null
 ulvm lvchange -ay $VG/lin $VG/str
 ulvmd_start
-mkdir -p "$DIR" "$DIR0"
-ulvm mount "$DIR" $VG
-FUSE_MNTS+=("$DIR")
-ulvm mount -o workers=0 "$DIR0" $VG
-FUSE_MNTS+=("$DIR0")
+ulvmd_mount "$DIR" $VG
+ulvmd_mount -o workers=0 "$DIR0" $VG
 
 
 if command -v strace >/dev/null; then

@@ -7,10 +7,8 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-export ULVM_RUN_DIR=$T/run
 . "$E2E_DIR/fuse_lib.sh"
-. "$E2E_DIR/ulvmd_lib.sh"
-ULVMD_CLEANUP=_fuse_cleanup
+fuse_with_ulvmd
 # ----
 
 VG=e2e225
@@ -24,9 +22,7 @@ ulvm lvcreate --type thin-pool -n empty -L 8M $VG >/dev/null 2>&1
 ulvm lvcreate -T $VG/pool -V 16M -n th >/dev/null 2>&1
 ulvm vgchange -ay $VG >/dev/null
 ulvmd_start
-mkdir -p "$DIR"
-ulvm mount "$DIR" $VG
-FUSE_MNTS+=("$DIR")
+ulvmd_mount "$DIR" $VG
 
 devs=$("$ULVM" dmsetup ls | awk '{print $1}' | sort | paste -sd' ')
 for d in $VG-pool_tdata $VG-pool_tmeta $VG-pool-tpool $VG-th $VG-lin; do
