@@ -145,7 +145,13 @@ class Seed004(Experiment):
                        "the 64 KiB column, 2 MiB, qcow2's largest, for 8 MiB), provisioned it "
                        "again, the snapshots an overlay (backing file) written once and "
                        "again; each cell runs next to thin_bench's step of its ulvm cell "
-                       "(before it or after it, in turn). CPU columns: user + system time of "
+                       "(before it or after it, in turn). The images' bytes (the raw image's, "
+                       "and past each qcow2 image's end the room its clusters take) are "
+                       "written through in thin_bench's own passes over its file, a chunk of "
+                       "each in turn, so that both sides read and write tmpfs pages allocated "
+                       "together (of the same physical contiguity, which alone moved a read "
+                       "by 10-20%) and neither first write allocates them. CPU columns: user "
+                       "+ system time of "
                        "each process (qemu-img's less what starting it and opening an image "
                        "with one 512-byte read costs)."),
             vs_linear_table("seed004-buffered", "buffered writes", ROWS, bwrites, bhow,
@@ -214,8 +220,12 @@ class Seed004(Experiment):
         return secs
 
     def peer(self, ws, d, mib, cluster, cache):
-        """The qcow2 images of one repetition in d, and a function running the peer's cell
-        of a thin_bench cell on them: it returns (seconds, CPU seconds) or None."""
+        """The qcow2 images of one repetition in d, a function running the peer's cell of a
+        thin_bench cell on them (it returns (seconds, CPU seconds) or None), one removing
+        them, and the regions of their files that thin_bench writes through with its own
+        (prefill=PATH:OFFSET:LENGTH): the raw image's bytes, and past each qcow2 image's end
+        room for its clusters (qcow2 puts them there; it takes no notice of the file's
+        size), so that both sides' pages are of the same kind and already there."""
         raw, base, over = (os.path.join(d, x) for x in ("raw.img", "base.qcow2", "over.qcow2"))
         for p in (raw, base, over):
             if os.path.exists(p):
@@ -224,16 +234,27 @@ class Seed004(Experiment):
             f.truncate(mib << 20)
         subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
                         "cluster_size=" + cluster, base, "%dM" % mib], check=True)
+        # The overlay now, before its pages are written through (what it reads falls
+        # through to base, whenever it was made).
+        subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
+                        "cluster_size=" + cluster, "-b", base, "-F", "qcow2", over],
+                       check=True)
+        room = (mib << 20) + 4 * qemu_size(cluster)  # data clusters, L2 and refcount blocks
+        regions = ["prefill=%s:0:%d" % (raw, mib << 20)]
+        regions += ["prefill=%s:%d:%d" % (p, os.path.getsize(p), room) for p in (base, over)]
         # What starting qemu-img and opening an image costs (one read of 512 bytes), taken
         # off every cell's CPU time: the cells compare what the requests cost.
         self.qemu_bench(ws, base, "qcow2", "read", 1, 512, cache=cache)
         start_cpu = self.last_cpu
-        self.qemu_bench(ws, raw, "raw", "write", mib // 64, 64 << 20, cache=cache)  # once
         imgs = {"linear": (raw, "raw"), "thin-unprov": (base, "qcow2"),
                 "thin-prov": (base, "qcow2"), "snap-shared": (over, "qcow2"),
                 "snap-unshared": (over, "qcow2")}
+        written = []
 
         def cell(name, nrand):
+            if not written:  # the raw image written once, as thin_bench's linear device
+                self.qemu_bench(ws, raw, "raw", "write", mib // 64, 64 << 20, cache=cache)
+                written.append(raw)
             if name.startswith("randread-"):
                 if not nrand:
                     return None
@@ -242,10 +263,6 @@ class Seed004(Experiment):
             else:
                 row, op = CELLS[name]
                 img, fmt = imgs[row]
-                if not os.path.exists(img):  # the overlay, at the first snapshot cell
-                    subprocess.run(["qemu-img", "create", "-q", "-f", "qcow2", "-o",
-                                    "cluster_size=" + cluster, "-b", base, "-F", "qcow2",
-                                    img], check=True)
                 secs = self.qemu_bench(ws, img, fmt, op, mib // 64, 64 << 20, cache=cache)
             return secs, self.last_cpu - start_cpu
 
@@ -253,10 +270,10 @@ class Seed004(Experiment):
             for p in (raw, base, over):
                 if os.path.exists(p):
                     os.unlink(p)
-        return cell, done
+        return cell, done, regions
 
     def ulvm_rep(self, ctx, exe, d, mib, sectors, nrand, rep, mode, peer=None,
-                 peer_nrand=0):
+                 peer_nrand=0, regions=()):
         """One thin_bench run: its cells' lines; with peer (see peer()), in lockstep: the
         peer's cells of each step run next to it, before and after it in turn, and come
         back as {cell: [(seconds, CPU seconds)]}."""
@@ -267,6 +284,7 @@ class Seed004(Experiment):
             argv.append("buffered")
         if peer:
             argv.append("lockstep")
+        argv += regions
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
         cells, peers, k = [], {}, 0
@@ -325,13 +343,14 @@ class Seed004(Experiment):
                     ctx.progress.step("%s blocks, %s, repetition %d" % (
                         bk, MODES[mode], rep + 1))
                     peer = done = None
+                    regions = []
                     if have_qemu:  # qcow2's images next to thin_bench's files
-                        peer, done = self.peer(ws, d, mib, cluster,
-                                               "none" if mode == "direct" else "writeback")
+                        peer, done, regions = self.peer(
+                            ws, d, mib, cluster, "none" if mode == "direct" else "writeback")
                     try:
                         cells, peers = self.ulvm_rep(ctx, exe, d, mib, sectors,
                                                      nrand if rand_here else 1, rep, mode,
-                                                     peer, nrand if rand_here else 0)
+                                                     peer, nrand if rand_here else 0, regions)
                     finally:
                         if done:
                             done()
@@ -469,6 +488,13 @@ class Seed004(Experiment):
             out.append((cell, r["mib_s"], r["bytes"] / float(1 << 20) / cpu if cpu > 0 else 0))
         d.stop()  # SIGTERM: it unmounts and exits
         return out
+
+
+def qemu_size(text):
+    """Bytes of a qemu size such as 64k or 2M."""
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    u = text[-1:].lower()
+    return int(text[:-1]) * units[u] if u in units else int(text)
 
 
 def proc_cpu(pid):

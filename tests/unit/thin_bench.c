@@ -3,6 +3,7 @@
  * bench/ulvmbench/seed004.py (not a test by itself).
  *
  *   thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS [linear-last] [buffered] [lockstep]
+ *              [prefill=PATH:OFFSET:LENGTH]...
  *
  * In DIR (the seed's ramdisk: /dev/shm): a pool (block zeroing on, as in the seed) with
  * one thin volume of SIZE_MIB, and a linear device of that size, all on one backing file. Every
@@ -25,6 +26,12 @@
  *
  * "lockstep": before each step, a line {"step": [cells]}, then a line on stdin to go on: the
  * driver runs its peer's (qcow2's) cells of the step next to ours.
+ *
+ * "prefill=PATH:OFFSET:LENGTH" (repeated): bytes of the peer's files (the raw image, the qcow2
+ * images past their end, where qcow2 puts its clusters) written through with ours, in the same
+ * passes, a chunk of each region in turn (see prefill()): the peer reads and writes pages of the
+ * kind ours are, allocated at the same time, and neither side's first write pays tmpfs's
+ * allocation.
  *
  * "buffered": the cells of a buffered dd, whose page cache in ulvm is the backing file's,
  * beneath the volume (the library has none above one): the run refuses to measure unless the
@@ -230,31 +237,53 @@ static void mkfile(const char *path, uint64_t size)
 	fclose(f);
 }
 
-/* Write the file through twice, a chunk of each region in turn: [0, size) (the thin volume's
- * data blocks), [size, 2 size) (its snapshot's) and the linear device's [lin, lin + size).
- * What the kernel's copy costs depends on the pages, measured here (CPU time of plain preads
- * and pwrites, /proc/PID/pagemap): tmpfs takes pages from the allocator in the order they are
- * first written, the first ones scattered 4 KiB pages, later ones physically contiguous, and
- * reading 512 MiB of scattered pages costs up to a third more than of contiguous ones; and the
- * first write after the one that allocated a page costs some 15% more than later ones (the
- * page is activated on the LRU). In turn, every device gets pages of the same kind, twice,
- * every page is in the same state, and the ratios measure the mapping, not the memory. */
-static void prefill(const char *path, uint64_t size, uint64_t lin)
+/* A region written through by prefill(): [off, off + len) of the file open as fd. */
+struct region {
+	int fd;
+	uint64_t off, len;
+};
+
+#define MAX_REGIONS 16
+
+/* Write the regions through twice, a chunk of each in turn: the data file's [0, size) (the thin
+ * volume's data blocks), [size, 2 size) (its snapshot's) and the linear device's [lin, lin +
+ * size), then the peer's (prefill= arguments). What the kernel's copy costs depends on the
+ * pages, measured here (CPU time of plain preads and pwrites, /proc/PID/pagemap): tmpfs takes
+ * pages from the allocator in the order they are first written, the first ones scattered 4 KiB
+ * pages, later ones physically contiguous, and reading 512 MiB of scattered pages costs up to a
+ * third more than of contiguous ones (a qcow2 image written after our prefill had 71% of its
+ * pages followed by the next page frame, our regions 62%, a raw image written before them 58%,
+ * and a pread of each cost in that order); and the first write after the one that allocated a
+ * page costs some 15% more than later ones (the page is activated on the LRU). In turn, every
+ * device, ours and the peer's, gets pages of the same kind, twice, every page is in the same
+ * state, and the ratios measure the mapping, not the memory. */
+static void prefill(const char *path, uint64_t size, uint64_t lin, const struct region *peer,
+                    unsigned npeer)
 {
 	const uint64_t chunk = 1 << 20;
 	const uint64_t base[3] = {0, size, lin};
+	struct region reg[3 + MAX_REGIONS];
 	uint8_t *z = calloc(1, chunk);
 	int fd = open(path, O_WRONLY);
+	uint64_t longest = 0;
+	unsigned n = 0;
 
 	if (!z || fd < 0)
 		die(path, -errno);
+	for (unsigned k = 0; k < 3; k++)
+		reg[n++] = (struct region){fd, base[k], size};
+	for (unsigned k = 0; k < npeer; k++)
+		reg[n++] = peer[k];
+	for (unsigned k = 0; k < n; k++)
+		longest = MAX(longest, reg[k].len);
 	for (unsigned pass = 0; pass < 2; pass++) {
-		for (uint64_t pos = 0; pos < size; pos += chunk)
-			for (unsigned k = 0; k < 3; k++) {
-				uint64_t len = MIN(chunk, size - pos);
+		for (uint64_t pos = 0; pos < longest; pos += chunk)
+			for (unsigned k = 0; k < n; k++) {
+				uint64_t len = pos < reg[k].len ? MIN(chunk, reg[k].len - pos) : 0;
 
-				if (pwrite(fd, z, len, (off_t)(base[k] + pos)) != (ssize_t)len)
-					die(path, -errno);
+				if (len && pwrite(reg[k].fd, z, len, (off_t)(reg[k].off + pos)) !=
+				               (ssize_t)len)
+					die("prefill", -errno);
 			}
 		/* what lies between the snapshot's region and the linear device's */
 		for (uint64_t pos = 2 * size; pos < lin; pos += chunk) {
@@ -268,18 +297,40 @@ static void prefill(const char *path, uint64_t size, uint64_t lin)
 	free(z);
 }
 
+/* "PATH:OFFSET:LENGTH" of a prefill= argument: the file opened for writing. */
+static struct region parse_region(const char *arg)
+{
+	char *path = strdup(arg), *c2 = path ? strrchr(path, ':') : NULL, *c1;
+	struct region reg;
+
+	if (!c2 || c2 == path || !(c1 = memrchr(path, ':', (size_t)(c2 - path)))) {
+		fprintf(stderr, "thin_bench: prefill=%s: not PATH:OFFSET:LENGTH\n", arg);
+		exit(2);
+	}
+	*c1 = *c2 = '\0';
+	reg.off = strtoull(c1 + 1, NULL, 0);
+	reg.len = strtoull(c2 + 1, NULL, 0);
+	if ((reg.fd = open(path, O_WRONLY)) < 0)
+		die(path, -errno);
+	free(path);
+	return reg;
+}
+
 int main(int argc, char **argv)
 {
 	char meta[512], data[512], table[2048];
 	struct dm_dev *linear, *pool, *thin, *snap;
+	struct region peer[MAX_REGIONS];
+	unsigned npeer = 0;
 	bool buffered = false;
 	uint64_t size, spb, nrand, sectors;
 	uint8_t *buf;
 	int ret;
 
 	if (argc < 5) {
-		fprintf(stderr, "usage: thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS "
-		                "[linear-last] [buffered] [lockstep]\n");
+		fprintf(stderr,
+		        "usage: thin_bench DIR SIZE_MIB BLOCK_SECTORS RANDOM_READS "
+		        "[linear-last] [buffered] [lockstep] [prefill=PATH:OFFSET:LENGTH]...\n");
 		return 2;
 	}
 	for (int i = 5; i < argc; i++) {
@@ -289,8 +340,11 @@ int main(int argc, char **argv)
 			buffered = true;
 		else if (!strcmp(argv[i], "lockstep"))
 			lockstep = true;
+		else if (!strncmp(argv[i], "prefill=", 8) && npeer < MAX_REGIONS)
+			peer[npeer++] = parse_region(argv[i] + 8);
 		else {
-			fprintf(stderr, "thin_bench: %s: not linear-last, buffered or lockstep\n",
+			fprintf(stderr,
+			        "thin_bench: %s: not linear-last, buffered, lockstep or prefill=\n",
 			        argv[i]);
 			return 2;
 		}
@@ -307,7 +361,9 @@ int main(int argc, char **argv)
 	 * tmpfs is in no figure, and both read pages of the same file. */
 	uint64_t pool_bytes = 2 * size + 2 * spb * 512;
 	mkfile(data, pool_bytes + size);
-	prefill(data, size, pool_bytes);
+	prefill(data, size, pool_bytes, peer, npeer);
+	for (unsigned k = 0; k < npeer; k++)
+		close(peer[k].fd);
 	buf = bdev_alloc_buffer(REQ);
 	if (!buf)
 		die("buffer", -ENOMEM);
