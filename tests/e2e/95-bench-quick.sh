@@ -5,6 +5,7 @@
 # Markdown has each table's rows, and every SVG is well-formed XML (an XML parser, not a
 # grep). No figure is asserted: benchmarks are not timed tests.
 # Then the installed tree (meson install into a DESTDIR) runs its own driver.
+# TIMEOUT: 1500
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
