@@ -177,8 +177,8 @@ static int lvcreate_snapshot(struct cli *c, int argc, char **argv, struct ulvm_l
 	for (size_t i = 0; i < p->npvs; i++)
 		if ((r = ulvm_ctx_add_device(c->ctx, p->pvs[i])))
 			return cli_fail(r);
-	if ((r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
-		return cli_fail(r);
+	if (cli_vg_open(c, vgn, ULVM_LOCK_WRITE, &vg))
+		return ECMD_FAILED;
 	if ((r = ulvm_vg_require_complete(vg)))
 		goto out;
 	if (!(origin = ulvm_lv_find(vg, lvn))) {
@@ -738,6 +738,7 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 					} else {
 						l = keep;
 					}
+					cmdlog_done(r ? ECMD_FAILED : ECMD_PROCESSED);
 					if (!whole_vg)
 						break;
 					continue;
@@ -756,9 +757,11 @@ int cmd_lvremove(struct cli *c, int argc, char **argv)
 			if (ulvm_lv_snapshot(vg, lv, NULL)) {
 				/* A snapshot: its own question, its devices, the origin reloaded.
 				 */
-				if ((r = remove_snapshot(c, vg, lv, true))) {
-					if (r != -ECANCELED)
-						cli_fail(r);
+				r = remove_snapshot(c, vg, lv, true);
+				if (r && r != -ECANCELED)
+					cli_fail(r);
+				cmdlog_done(r ? ECMD_FAILED : ECMD_PROCESSED);
+				if (r) {
 					rc = ECMD_FAILED;
 					l++;
 					if (!whole_vg)

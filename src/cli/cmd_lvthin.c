@@ -115,11 +115,10 @@ static void warn_overprovisioning(struct ulvm_vg *vg, const struct ulvm_lv *pool
 	if (sz)
 		say_size(sz, b2, sizeof(b2));
 	fflush(stdout);
-	fprintf(stderr,
-	        "  WARNING: Sum of all thin volume sizes (%s) exceeds the size of thin "
-	        "pool%s%s%s%s%s (%s).\n",
-	        b1, more ? "s" : " ", more ? "" : vg->name, more ? "" : "/", more ? "" : pool->name,
-	        txt, sz ? b2 : "no free space in volume group");
+	cli_warn("WARNING: Sum of all thin volume sizes (%s) exceeds the size of thin "
+	         "pool%s%s%s%s%s (%s).",
+	         b1, more ? "s" : " ", more ? "" : vg->name, more ? "" : "/",
+	         more ? "" : pool->name, txt, sz ? b2 : "no free space in volume group");
 	fflush(stderr);
 	/* LVM2 says so only while autoextension is off. */
 	int threshold, percent;
@@ -437,8 +436,10 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Please specify a volume group\n");
 		return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
+	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	if (cli_vg_open(c, vgn, ULVM_LOCK_WRITE, &vg))
+		return ECMD_FAILED;
 	if ((r = ulvm_vg_require_complete(vg)))
 		goto out;
 

@@ -420,8 +420,13 @@ bool cmdlog_message(const char *type, const char *msg)
 		return false;
 	bool error = !strcmp(type, "error");
 	if (grp.on && grp.hold && !strcmp(type, "print")) {
-		/* as LVM2's lvremove: what was done is said after the VG's commit */
+		/* as LVM2's lvremove: what was done is said after the VG's commit, about an LV
+		 * that is no more (no name, no id) */
 		held_add(&grp.done, type, msg, 0, 0);
+		if (grp.done.n && !strcmp(obj.type, "lv")) {
+			struct held_row *h = &grp.done.rows[grp.done.n - 1];
+			h->name[0] = h->id[0] = '\0';
+		}
 		return true;
 	}
 	/* as LVM2: a message after an error carries its errno too */
