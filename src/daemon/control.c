@@ -589,7 +589,8 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 	                                  .rename = hook_rename,
 	                                  .arg = &d};
 	struct nbd_server_opts nopts = {.ops = {.lookup = nbd_lookup, .list = nbd_list, .arg = &d},
-	                                .multi_conn = true};
+	                                .multi_conn = true,
+	                                .workers = 2};
 	struct sigaction sa = {.sa_handler = on_signal};
 	int r;
 

@@ -2603,8 +2603,10 @@ int fuse_export_mount(struct evloop *loop, struct ulvm_ctx *ctx, const struct fu
 		goto fail;
 	}
 	fx->watching = !started;
-	if (fx->cache)
+	if (fx->cache) {
 		atomic_fetch_add(&cache_mounts, 1);
+		dev_cache_exports_add(1); /* NBD writes go through the watch meanwhile */
+	}
 	sb_free(&opts);
 	*out = fx;
 	return 0;
@@ -2629,8 +2631,10 @@ void fuse_export_free(struct fuse_export *fx)
 		fx->watching = false;
 	}
 	workers_stop(fx); /* what they were doing is answered */
-	if (fx->cache)
+	if (fx->cache) {
 		atomic_fetch_sub(&cache_mounts, 1);
+		dev_cache_exports_add(-1);
+	}
 	fx->told = true; /* the owner is freeing it */
 	evloop_cancel(fx->loop, &fx->tell);
 	/* What is in flight finishes first (its replies go nowhere once the connection is

@@ -145,6 +145,8 @@ int nbd_conn_transmission(struct nbd_conn *c, const struct nbd_export_info *e)
 	c->readonly = e->readonly;
 	c->size = ulvm_dev_size(e->dev);
 	c->st = NS_REQ_HDR;
+	if (c->s->o.workers >= 2)
+		(void)nbd_workers_start(c, c->s->o.workers); /* without them: the loop alone */
 	return 0;
 }
 
@@ -195,6 +197,7 @@ static void conn_free(struct nbd_conn *c)
 {
 	struct nbd_server *s = c->s;
 
+	nbd_workers_stop(c);
 	if (!c->dead)
 		conn_kill(c);
 	if (c->dirty)
@@ -431,7 +434,7 @@ static void conn_event(void *arg, uint32_t events)
 {
 	struct nbd_conn *c = arg;
 
-	if (c->dead)
+	if (c->dead || c->in_threads)
 		return;
 	if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
 		if (!c->blocked && c->st != NS_DONE)
@@ -445,6 +448,8 @@ static void conn_event(void *arg, uint32_t events)
 /* The after-hook's work on one connection: send, resume reading, finish. */
 static void conn_service(struct nbd_conn *c)
 {
+	if (c->in_threads)
+		return; /* the workers' until they hand it back */
 	if (!c->dead) {
 		conn_flush(c);
 		if (!c->dead && c->blocked && c->free_slots) {
@@ -454,6 +459,11 @@ static void conn_service(struct nbd_conn *c)
 		}
 		if (!c->dead && c->closing && !c->inflight && !has_output(c))
 			conn_kill(c);
+		/* Idle (its client waits for a reply it has got, or sends one request at a
+		 * time): the workers read the next one. */
+		if (!c->dead && c->w && !c->closing && !c->blocked && c->st == NS_REQ_HDR &&
+		    c->in_r == c->in_w && !c->inflight && !has_output(c) && !c->cur)
+			nbd_workers_offer(c);
 	}
 	if (c->dead && !c->inflight)
 		conn_free(c);
@@ -471,6 +481,20 @@ static void server_after(void *arg, uint32_t events)
 		c->dirty_next = NULL;
 		conn_service(c);
 	}
+}
+
+void nbd_conn_taken_back(struct nbd_conn *c, bool eof, bool err)
+{
+	if (err || evloop_add(c->s->loop, c->fd, EPOLLIN, conn_event, c)) {
+		c->ev = 0;
+		conn_kill(c);
+		return;
+	}
+	c->ev = EPOLLIN;
+	conn_parse(c);
+	if (eof && !c->dead && c->st != NS_DONE)
+		conn_eof(c);
+	nbd_mark_dirty(c);
 }
 
 int nbd_server_add_conn(struct nbd_server *s, int fd)
@@ -748,6 +772,9 @@ static void close_conns(struct nbd_server *s, const struct ulvm_dev *dev, bool a
 {
 	struct nbd_conn *c, *next;
 
+	for (c = s->conns; c; c = c->next)
+		if (all || c->dev == dev)
+			nbd_workers_reclaim(c);
 	for (c = s->conns; c; c = c->next) {
 		if (!all && c->dev != dev)
 			continue;

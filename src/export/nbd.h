@@ -51,6 +51,10 @@ struct nbd_server_opts {
 	struct nbd_server_ops ops;
 	bool multi_conn; /* advertise CAN_MULTI_CONN (true: every connection sees every flush) */
 	unsigned max_inflight; /* requests in flight per connection; 0: 64 */
+	/* Worker threads per connection that serve small reads and writes mapped straight onto
+	 * a backing file while the client keeps one request in flight (export/nbd_workers.c);
+	 * 0 or 1: none, the loop alone. */
+	unsigned workers;
 };
 
 int nbd_server_new(struct evloop *loop, const struct nbd_server_opts *o, struct nbd_server **out);

@@ -28,6 +28,9 @@
 #define NBD_POOL_KEEP     (128ull << 20) /* idle buffer bytes the pool keeps */
 #define NBD_BUF_BUDGET    (256ull << 20) /* buffer bytes in use before a connection stops reading */
 #define NBD_SNDBUF        (4 << 20)      /* socket send buffer asked for */
+#define NBD_WORKER_MAX    (64u << 10)    /* largest READ or WRITE a worker serves */
+#define NBD_MAX_WORKERS   8u             /* worker threads of a connection, at most */
+#define NBD_LOOP_CREDIT   64u            /* requests the loop serves before it offers again */
 #define NBD_DEFAULT_SLOTS 64u
 #define NBD_MAX_SLOTS     4096u
 #define NBD_META_ALLOC_ID 1u   /* the context id SET_META_CONTEXT gives base:allocation */
@@ -116,6 +119,12 @@ struct nbd_conn {
 	bool blocked;    /* stopped reading until slots or buffer budget free up */
 	/* A write's payload spliced from the socket into a pipe (c->cur), to be spliced on
 	 * into the backing file: pipe[] valid when pipe_size > 0 (made on first use). */
+	/* Worker threads (nbd_workers.c; NULL: none). in_threads: they own the socket, the
+	 * loop touches nothing of the connection; loop_credit: requests the loop serves
+	 * before it offers the socket again. */
+	struct nbd_workers *w;
+	bool in_threads;
+	unsigned loop_credit;
 	bool splicing;
 	bool no_pipe; /* the pipe could not be made: never try again */
 	int pipe[2];
@@ -161,6 +170,22 @@ void nbd_buf_put(struct nbd_conn *c, void *buf, unsigned cls);
 bool nbd_buf_fits(const struct nbd_conn *c, uint32_t len);
 /* Set up request slots for the transmission phase. */
 int nbd_conn_transmission(struct nbd_conn *c, const struct nbd_export_info *e);
+
+/* The workers handed the socket back (loop's thread): watch it again and parse
+ * c->in[in_r, in_w); then `eof` ends the input, `err` kills the connection. */
+void nbd_conn_taken_back(struct nbd_conn *c, bool eof, bool err);
+
+/* ---- nbd_workers.c ---- */
+
+/* Start n (>= 2) worker threads for a connection entering transmission; -errno: none. */
+int nbd_workers_start(struct nbd_conn *c, unsigned n);
+/* Take the socket back (if they have it) and end the threads. Loop's thread. */
+void nbd_workers_stop(struct nbd_conn *c);
+/* Hand the socket to the workers (nothing in flight, buffered or to send): true if done. */
+bool nbd_workers_offer(struct nbd_conn *c);
+/* Take the socket back at once (shutdown() wakes a worker blocked on it), dropping what
+ * they read and did not serve: for closing the connection. Loop's thread. */
+void nbd_workers_reclaim(struct nbd_conn *c);
 
 /* ---- nbd_handshake.c ---- */
 

@@ -260,7 +260,7 @@ static bool splice_eligible(struct nbd_conn *c, const struct nbd_req *r)
 	uint64_t foff;
 	int fd;
 
-	return r->len >= NBD_SPLICE_MIN && r->len <= NBD_PIPE_SIZE &&
+	return r->len >= NBD_SPLICE_MIN && r->len <= NBD_PIPE_SIZE && !dev_cache_exports() &&
 	       !dev_map_file(c->dev, r->offset, r->len, &fd, &foff) && pipe_ready(c);
 }
 
@@ -525,6 +525,8 @@ static enum nbd_step request_header(struct nbd_conn *c)
 	if (!c->free_slots || (data && !nbd_buf_fits(c, len)))
 		return NBD_STEP_BLOCKED; /* the header stays unparsed until replies drain */
 	c->in_r += NBD_REQ_HDR_LEN;
+	if (c->loop_credit)
+		c->loop_credit--;
 	c->big_writes = type == NBD_CMD_WRITE && len >= NBD_DIRECT_MIN;
 	r = nbd_slot_get(c);
 	r->cookie = nbd_get64(p + 8);

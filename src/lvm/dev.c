@@ -322,6 +322,18 @@ void dev_direct_leave(struct ulvm_dev *dev)
 	dm_direct_leave(dev->md);
 }
 
+static atomic_int cache_exports;
+
+void dev_cache_exports_add(int delta)
+{
+	atomic_fetch_add(&cache_exports, delta);
+}
+
+bool dev_cache_exports(void)
+{
+	return atomic_load(&cache_exports) > 0;
+}
+
 /* ---- the write watch ---- */
 
 struct dev_hold {

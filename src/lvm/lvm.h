@@ -131,6 +131,11 @@ struct dev_direct_piece {
 int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write,
                      struct dev_direct_piece *pieces, unsigned max, unsigned *npieces);
 void dev_direct_leave(struct ulvm_dev *dev);
+/* Page-cache exports in this process (FUSE cache mounts), any thread: while there is one,
+ * exports write only through ulvm_dev_submit, where the write watch sees it (not through
+ * dev_direct_enter or dev_map_file). */
+void dev_cache_exports_add(int delta);
+bool dev_cache_exports(void);
 /*
  * A watch on what changes a device's contents, for exports that keep a cache of them (the
  * FUSE export's page-cache mode): `written` runs on the context's thread when a write, write

@@ -4,7 +4,8 @@
  * exports the daemon's active devices; this one takes its exports on the command line).
  *
  *   nbd_testserver [--devices LIST] [--unix PATH] [--tcp HOST:PORT] [--mode OCTAL]
- *                  [--multi-conn] [--max-inflight N] [--message 'NAME MSG']... EXPORT...
+ *                  [--multi-conn] [--max-inflight N] [--workers N] [--message 'NAME MSG']...
+ * EXPORT...
  *
  *   EXPORT   [ro:]SPEC[#DESCRIPTION]; the first one is also the default export ("")
  *   SPEC     VG/LV          an LV of the devices (--devices, as for ulvm)
@@ -109,11 +110,13 @@ int main(int argc, char **argv)
 	                                   {"multi-conn", no_argument, NULL, 'M'},
 	                                   {"max-inflight", required_argument, NULL, 'q'},
 	                                   {"message", required_argument, NULL, 'g'},
+	                                   {"workers", required_argument, NULL, 'w'},
 	                                   {0}};
 	const char *msgs[16];
 	int nmsgs = 0;
 	struct ulvm_ctx_opts co = {0};
-	struct nbd_server_opts no = {.ops = {.lookup = lookup, .list = list}};
+	/* Worker threads per connection as ulvmd has them, unless --workers says otherwise. */
+	struct nbd_server_opts no = {.ops = {.lookup = lookup, .list = list}, .workers = 2};
 	const char *unix_path = NULL, *tcp = NULL;
 	unsigned mode = 0600;
 	struct ulvm_ctx *ctx = NULL;
@@ -142,6 +145,9 @@ int main(int argc, char **argv)
 		case 'q':
 			no.max_inflight = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'w':
+			no.workers = (unsigned)strtoul(optarg, NULL, 10);
+			break;
 		case 'g':
 			if (nmsgs == (int)(sizeof(msgs) / sizeof(msgs[0])) ||
 			    !strchr(optarg, ' ')) {
@@ -156,9 +162,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || (!unix_path && !tcp)) {
-		fprintf(stderr, "usage: nbd_testserver [--devices LIST] --unix PATH | --tcp "
-		                "HOST:PORT [--mode OCTAL] [--multi-conn] [--max-inflight N] "
-		                "EXPORT...\n");
+		fprintf(stderr,
+		        "usage: nbd_testserver [--devices LIST] --unix PATH | --tcp "
+		        "HOST:PORT [--mode OCTAL] [--multi-conn] [--max-inflight N] [--workers N] "
+		        "EXPORT...\n");
 		return 2;
 	}
 	sigaction(SIGTERM, &sa, NULL);

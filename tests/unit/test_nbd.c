@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -895,6 +896,89 @@ static void test_pipeline(void **state)
 	free(w);
 }
 
+static void on_client_readable(void *arg, uint32_t events)
+{
+	(void)arg;
+	(void)events; /* the hook reads it: this only wakes the loop for a worker's reply */
+}
+
+/* Worker threads (export/nbd_workers.c): requests one at a time are served by them (the
+ * replies come while the loop sleeps), everything else is handed back to the loop: a
+ * FLUSH, a TRIM, a FUA write, a large write, a burst of requests at once; every reply
+ * is right and the data is on the device. */
+static void test_workers(void **state)
+{
+	/* [0, 3 MiB): one at a time; then trim, FUA, a large write, a burst */
+	enum { N = 40, SZ = 4096 };
+	enum { FUA_AT = (3 << 20) + 65536, BIG_AT = (3 << 20) + 131072, BIG = 512 << 10 };
+	enum { BURST_AT = BIG_AT + BIG };
+	uint8_t *w = malloc(1 << 20), *back = malloc(1 << 20);
+	unsigned seen[N] = {0};
+	struct client *c;
+
+	(void)state;
+	assert_non_null(w);
+	assert_non_null(back);
+	nbd_server_free(E->s);
+	E->o = (struct nbd_server_opts){.ops = {.lookup = lookup, .list = list, .arg = E},
+	                                .workers = 2};
+	assert_int_equal(nbd_server_new(E->loop, &E->o, &E->s), 0);
+	evloop_after_del(E->loop, hook, E);
+	assert_int_equal(evloop_after_add(E->loop, hook, E), 0);
+	c = cl_new();
+	assert_int_equal(evloop_add(E->loop, c->fd, EPOLLIN, on_client_readable, NULL), 0);
+	cl_go(c, "disk", true, NULL);
+	fill(w, 1 << 20, 7);
+	for (unsigned round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < 16; i++) { /* one at a time: the workers' */
+			uint32_t len = i % 2 ? SZ : 65536;
+			uint64_t at = (uint64_t)(round * 16 + i) * 65536;
+			cl_req(c, 0, NBD_CMD_WRITE, i, at, len, w + at % (1 << 19));
+			assert_int_equal(cl_simple(c, i), 0);
+			cl_req(c, NBD_CMD_FLAG_DF, NBD_CMD_READ, 100 + i, at, len, NULL);
+			struct chunk k = cl_any(c);
+			assert_int_equal(k.type, NBD_REPLY_TYPE_OFFSET_DATA);
+			assert_int_equal(k.cookie, 100 + i);
+			assert_true(nbd_get64(k.payload) == at);
+			assert_memory_equal(k.payload + 8, w + at % (1 << 19), len);
+		}
+		/* handed back: flush, trim, FUA, a large write, a read past the end */
+		cl_req(c, 0, NBD_CMD_FLUSH, 200, 0, 0, NULL);
+		assert_int_equal(cl_simple(c, 200), 0);
+		cl_req(c, 0, NBD_CMD_TRIM, 201, 3 << 20, 65536, NULL);
+		assert_int_equal(cl_simple(c, 201), 0);
+		cl_req(c, NBD_CMD_FLAG_FUA, NBD_CMD_WRITE, 202, FUA_AT, SZ, w);
+		assert_int_equal(cl_simple(c, 202), 0);
+		cl_req(c, 0, NBD_CMD_WRITE, 203, BIG_AT, BIG, w);
+		assert_int_equal(cl_simple(c, 203), 0);
+		cl_req(c, 0, NBD_CMD_READ, 204, DISK_SIZE, SZ, NULL);
+		assert_int_not_equal(cl_any(c).type, NBD_REPLY_TYPE_OFFSET_DATA);
+		/* a burst: all of it at once */
+		for (unsigned i = 0; i < N; i++)
+			cl_req(c, 0, NBD_CMD_WRITE, 300 + i, BURST_AT + (uint64_t)i * SZ, SZ,
+			       w + (size_t)i * SZ);
+		for (unsigned i = 0; i < N; i++) {
+			struct chunk k = cl_any(c);
+			assert_true(k.cookie >= 300 && k.cookie < 300 + N);
+			seen[k.cookie - 300]++;
+		}
+		for (unsigned i = 0; i < N; i++) {
+			assert_int_equal(seen[i], round + 1);
+		}
+	}
+	assert_int_equal(ulvm_dev_pread(E->disk, back, BIG, BIG_AT), 0);
+	assert_memory_equal(back, w, BIG);
+	assert_int_equal(ulvm_dev_pread(E->disk, back, N * SZ, BURST_AT), 0);
+	assert_memory_equal(back, w, N * SZ);
+	assert_int_equal(ulvm_dev_pread(E->disk, back, SZ, FUA_AT), 0);
+	assert_memory_equal(back, w, SZ);
+	cl_req(c, 0, NBD_CMD_DISC, 400, 0, 0, NULL);
+	cl_expect_eof(c);
+	evloop_del(E->loop, c->fd);
+	free(w);
+	free(back);
+}
+
 /* DISC after requests in flight: they are answered, then the server closes. */
 static void test_disc_answers(void **state)
 {
@@ -1382,6 +1466,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_structured_layout, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_checks, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pipeline, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_workers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_disc_answers, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_vanishing_clients, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dev_users_drop, setup, teardown),
