@@ -806,6 +806,7 @@ struct ulvm_pvmove_opts {
 	enum ulvm_alloc_policy alloc; /* where the new extents go (normal, contiguous, anywhere) */
 	const char *const *dests;     /* "PV[:PE ranges]" to allocate on; none: every other PV */
 	size_t ndests;
+	bool atomic; /* --atomic: every LV moves at once (LVM2's pvmoveN_mimage_0/1 layout) */
 };
 /* Start moving the extents of `source` ("PV[:PE[-PE]|PE+N...]") of `vg`: the pvmove LV set
  * up and committed (*mirr, in vg). Refused as LVM2 refuses ("No data to move for VG.", "No
@@ -818,6 +819,8 @@ size_t ulvm_pvmove_list(const struct ulvm_vg *vg, const char *path, struct ulvm_
                         size_t max);
 /* The PV a pvmove LV moves from (its first segment's old leg). */
 const struct ulvm_pv *ulvm_pvmove_source(const struct ulvm_lv *mirr);
+/* The same, knowing the VG: an --atomic move's source is its pvmoveN_mimage_0's. */
+const struct ulvm_pv *ulvm_pvmove_source_in(const struct ulvm_vg *vg, const struct ulvm_lv *mirr);
 struct ulvm_pvmove_progress {
 	uint64_t done, total; /* sectors of the move copied (committed or in this run) / all */
 	unsigned commits;     /* commits this run made so far */

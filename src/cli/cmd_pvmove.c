@@ -133,7 +133,7 @@ static int poll_online(struct cli *c, struct ulvm_vg **vgp, const char *mirr_nam
 static int continue_move(struct cli *c, struct ulvm_vg **vgp, struct ulvm_lv *mirr,
                          const struct pvmove_args *a)
 {
-	const struct ulvm_pv *src = ulvm_pvmove_source(mirr);
+	const struct ulvm_pv *src = ulvm_pvmove_source_in(*vgp, mirr);
 	struct progress pr = {.pv = src && src->device ? src->device : mirr->name,
 	                      .interval = a->interval,
 	                      .quiet = c->quiet};
@@ -266,8 +266,8 @@ int cmd_pvmove(struct cli *c, int argc, char **argv)
 			a.background = true;
 			break;
 		case 9802:
-			fprintf(stderr, "  ulvm cannot make an --atomic move yet.\n");
-			return EINVALID_CMD_LINE;
+			o.atomic = true;
+			break;
 		case 'A':
 		case 9803:
 		case 9804:

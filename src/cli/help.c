@@ -658,6 +658,7 @@ static const struct help_cmd help_cmds[] = {
      OPTS({'n', "name", "LV", "Move only the extents of this LV.", 1},
           {0, "alloc", "contiguous|cling|normal|anywhere|inherit",
            "How the new extents are chosen (anywhere: the source PV too).", 1},
+          {0, "atomic", NULL, "Move every LV at once: all on the new extents or none.", 1},
           {'i', "interval", "Number", "Print the progress every Number seconds (default 15).", 0},
           {0, "abort", NULL,
            "Stop the move: segments already copied stay moved, the rest stays where it was.", 0},
@@ -672,7 +673,11 @@ static const struct help_cmd help_cmds[] = {
      "LVM2.\n\nulvm copies the extents of inactive LVs itself. Those of active LVs move "
      "online, while the LVs stay in use: ulvmd (ulvm serve) copies them with a device-mapper "
      "mirror target, as the kernel does for LVM2, and pvmove polls it; without ulvmd an "
-     "active LV is refused. --atomic is not supported."},
+     "active LV is refused.\n\nWith --atomic every LV moves at once, as LVM2's --atomic: pvmove0 "
+     "is one mirror over two hidden LVs (pvmove0_mimage_0, the old extents, and "
+     "pvmove0_mimage_1, the new) and nothing is committed until the whole copy is done, so "
+     "either all LVs end up on the new extents or none (--abort keeps the old ones). ulvm "
+     "makes atomic moves of inactive LVs only."},
     {"thin_check", "Check dm-thin pool metadata (thin-provisioning-tools' options)", STYLE_TOOL,
      FORMS({NULL, "[options] {device|file}", NULL}),
      OPTS({'q', "quiet", NULL, "Print nothing; the exit status tells.", 0},

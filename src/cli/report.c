@@ -912,9 +912,19 @@ static void f_move_pv(struct cli *c, const struct row *r, struct strbuf *o)
 	const struct ulvm_lv *lv = r->lv;
 
 	(void)c;
-	if (ulvm_strlist_has(&lv->status, "PVMOVE") && lv->nsegs && lv->segs[0].area_count &&
-	    lv->segs[0].areas[0].type != ULVM_AREA_LV)
+	/* none while pvmoveN is linear (between an --atomic move's finishing commits) */
+	if (!ulvm_strlist_has(&lv->status, "PVMOVE") || !lv->nsegs || !lv->segs[0].area_count ||
+	    strcmp(lv->segs[0].type, "mirror"))
+		return;
+	if (lv->segs[0].areas[0].type != ULVM_AREA_LV)
 		put_area_name(o, &lv->segs[0].areas[0]);
+	else {
+		/* an --atomic move: the first area of its old image */
+		const struct ulvm_lv *img = ulvm_lv_find(r->vg, lv->segs[0].areas[0].lv_name);
+		if (img && img->nsegs && img->segs[0].area_count &&
+		    img->segs[0].areas[0].type == ULVM_AREA_PV)
+			put_area_name(o, &img->segs[0].areas[0]);
+	}
 }
 static void f_selected(struct cli *c, const struct row *r, struct strbuf *o)
 {

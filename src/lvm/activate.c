@@ -315,7 +315,24 @@ static int add_pvmove_layers(const struct ulvm_vg *vg, struct layers *ls)
 					continue;
 				for (k = 0; k < ls->n && !have; k++)
 					have = ls->v[k].lv == m;
-				if (have || (r = ulvm_lv_table(vg, m, &table)))
+				if (have)
+					continue;
+				/* an --atomic move's images (pvmoveN_mimage_0/1) come up before it
+				 */
+				for (uint32_t leg_i = 0;
+				     !r && m->nsegs == 1 && leg_i < m->segs[0].area_count;
+				     leg_i++) {
+					const struct ulvm_area *leg = &m->segs[0].areas[leg_i];
+					const struct ulvm_lv *img;
+					if (leg->type != ULVM_AREA_LV ||
+					    !(img = ulvm_lv_find((struct ulvm_vg *)vg,
+					                         leg->lv_name)) ||
+					    (r = ulvm_lv_table(vg, img, &table)))
+						continue;
+					r = add_layer(ls, img, NULL, table);
+					free(table);
+				}
+				if (r || (r = ulvm_lv_table(vg, m, &table)))
 					continue;
 				r = add_layer(ls, m, NULL, table);
 				free(table);

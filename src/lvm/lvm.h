@@ -279,6 +279,9 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
                 struct ulvm_lv **mirr);
 int pvmove_segment_moved(struct ulvm_vg *vg, struct ulvm_lv *mirr, size_t s);
 int pvmove_detach(struct ulvm_vg *vg, struct ulvm_lv *mirr);
+/* The first finishing change of an --atomic move (keep_new: finish; else abort): pvmoveN on
+ * the kept image's extents, that image an error segment, both images VISIBLE. */
+int pvmove_atomic_switch(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new);
 void pvmove_remove_lv(struct ulvm_vg *vg, struct ulvm_lv *mirr);
 /* ulvm_pvmove_copied's sum over the device's status text `status`. */
 void pvmove_copied_from_status(const struct ulvm_vg *vg, const struct ulvm_lv *mirr,

@@ -343,8 +343,12 @@ void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulv
 	if (seg && seg->segtype->report)
 		seg->segtype->report(vg, lv, seg, out);
 	/* The temporary LV of a pvmove is that first, whatever its segments are. */
-	if (ulvm_strlist_has(&lv->status, "PVMOVE"))
+	if (ulvm_strlist_has(&lv->status, "PVMOVE")) {
 		out->role = 'p';
+		/* also between an --atomic move's finishing commits, on linear segments */
+		out->target = 'm';
+		out->layout = "mirror";
+	}
 	if (!out->role)
 		out->role = '-';
 	out->alloc = alloc_policy_letter(ulvm_lv_alloc_policy(lv));

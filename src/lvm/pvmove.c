@@ -28,6 +28,9 @@
 
 #include "segtype.h"
 
+static int stop_after_commit(unsigned done);
+static int make_atomic(struct ulvm_vg *vg, struct ulvm_lv *mirr);
+
 #define PVMOVE_REGION_SIZE 4096u /* sectors: LVM2's activation/mirror_region_size, 2 MiB */
 #define COPY_CHUNK         (4u << 20)
 
@@ -709,6 +712,74 @@ static int add_legs(struct ulvm_vg *vg, struct ulvm_lv *mirr, const struct dest 
 	return r;
 }
 
+/* ---- atomic moves (--atomic): what they look like ---- */
+
+static void image_name(const struct ulvm_lv *mirr, int k, char *out, size_t len)
+{
+	snprintf(out, len, "%s_mimage_%d", mirr->name, k);
+}
+
+/* pvmoveN_mimage_K of an atomic move, if the VG has it. */
+static struct ulvm_lv *image_of(const struct ulvm_vg *vg, const struct ulvm_lv *mirr, int k)
+{
+	char name[300];
+
+	image_name(mirr, k, name, sizeof(name));
+	return ulvm_lv_find((struct ulvm_vg *)vg, name);
+}
+
+/* While it copies: one mirror segment over the whole of both images. */
+static bool atomic_copying(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	const struct ulvm_seg *seg = mirr->nsegs == 1 ? &mirr->segs[0] : NULL;
+
+	if (!seg || strcmp(seg->type, "mirror") || seg->area_count != 2)
+		return false;
+	for (int k = 0; k < 2; k++) {
+		const struct ulvm_lv *img = image_of(vg, mirr, k);
+		if (seg->areas[k].type != ULVM_AREA_LV || seg->areas[k].pe || !img ||
+		    strcmp(seg->areas[k].lv_name, img->name) || img->le_count != mirr->le_count)
+			return false;
+	}
+	return true;
+}
+
+/* Between the finishing commits: pvmoveN is on the extents kept (striped segments), and one
+ * image or both are still listed. */
+static bool atomic_finishing(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	if (!lv_is_pvmove(mirr) || !mirr->nsegs ||
+	    (!image_of(vg, mirr, 0) && !image_of(vg, mirr, 1)))
+		return false;
+	for (size_t s = 0; s < mirr->nsegs; s++)
+		if (!(mirr->segs[s].segtype->flags & SEG_AREAS_STRIPED))
+			return false;
+	return true;
+}
+
+static bool is_atomic(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	return atomic_copying(vg, mirr) || atomic_finishing(vg, mirr);
+}
+
+/* Does `lv` (a pvmove LV, or the image it stacks on) have an extent on PV `path`? */
+static bool on_pv(const struct ulvm_vg *vg, const struct ulvm_lv *lv, const char *path, int depth)
+{
+	for (size_t s = 0; s < lv->nsegs; s++)
+		for (uint32_t a = 0; a < lv->segs[s].area_count; a++) {
+			const struct ulvm_area *ar = &lv->segs[s].areas[a];
+			const struct ulvm_lv *sub;
+			if (ar->type == ULVM_AREA_PV && ar->pv && ar->pv->device &&
+			    !strcmp(ar->pv->device, path))
+				return true;
+			if (ar->type == ULVM_AREA_LV && depth < 1 &&
+			    (sub = ulvm_lv_find((struct ulvm_vg *)vg, ar->lv_name)) &&
+			    on_pv(vg, sub, path, depth + 1))
+				return true;
+		}
+	return false;
+}
+
 size_t ulvm_pvmove_list(const struct ulvm_vg *vg, const char *path, struct ulvm_lv **out,
                         size_t max)
 {
@@ -716,23 +787,20 @@ size_t ulvm_pvmove_list(const struct ulvm_vg *vg, const char *path, struct ulvm_
 
 	for (size_t i = 0; i < vg->nlvs; i++) {
 		struct ulvm_lv *lv = vg->lvs[i];
-		bool match = !path;
-		if (!lv_is_pvmove(lv))
-			continue;
-		for (size_t s = 0; s < lv->nsegs && !match; s++)
-			for (uint32_t a = 0; a < lv->segs[s].area_count; a++) {
-				const struct ulvm_area *ar = &lv->segs[s].areas[a];
-				if (ar->type == ULVM_AREA_PV && ar->pv && ar->pv->device &&
-				    !strcmp(ar->pv->device, path))
-					match = true;
-			}
-		if (!match)
+		if (!lv_is_pvmove(lv) || (path && !on_pv(vg, lv, path, 0)))
 			continue;
 		if (n < max)
 			out[n] = lv;
 		n++;
 	}
 	return n;
+}
+
+const struct ulvm_pv *ulvm_pvmove_source_in(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	const struct ulvm_lv *img = atomic_copying(vg, mirr) ? image_of(vg, mirr, 0) : NULL;
+
+	return ulvm_pvmove_source(img ? img : mirr);
 }
 
 const struct ulvm_pv *ulvm_pvmove_source(const struct ulvm_lv *mirr)
@@ -815,6 +883,14 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 		stacked = ulvm_lv_active(vg, lv) && !device_is_own_table(vg, lv);
 		if ((r = layer_lv(lv, src, &srange, mirr, &changed)))
 			goto out;
+		if (changed && o->atomic && ulvm_lv_active(vg, lv)) {
+			r = ulvm_error(
+			    -EOPNOTSUPP,
+			    "Logical volume %s/%s is active: ulvm makes --atomic moves of "
+			    "inactive LVs only (deactivate it, or move without --atomic)",
+			    vg->name, lv->name);
+			goto out;
+		}
 		if (changed && (r = online_allowed(vg, lv)))
 			goto out;
 		if (changed && stacked) {
@@ -845,14 +921,16 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 	}
 	vg->lvs = nv;
 	vg->lvs[vg->nlvs++] = mirr;
-	mirr = NULL;
 	vg_update_derived(vg);
-	if ((r = add_legs(vg, vg->lvs[vg->nlvs - 1], d, nd, o->alloc))) {
+	if ((r = add_legs(vg, mirr, d, nd, o->alloc)) ||
+	    (o->atomic && (r = make_atomic(vg, mirr)))) {
+		mirr = NULL;
 		lv_unlink_last(vg);
 		goto out;
 	}
 	vg_update_derived(vg);
-	*out = vg->lvs[vg->nlvs - 1];
+	*out = mirr;
+	mirr = NULL;
 out:
 	/* A refused setup leaves the model changed: the caller closes the VG without a commit. */
 	lv_free(mirr);
@@ -875,15 +953,16 @@ int ulvm_pvmove_setup(struct ulvm_vg *vg, const char *source, const struct ulvm_
 
 /* ---- copy ---- */
 
-static int copy_extents(struct ulvm_vg *vg, const struct ulvm_seg *seg,
-                        struct ulvm_pvmove_progress *p, ulvm_pvmove_progress_fn fn, void *arg)
+/* Copy `count` extents from PV extent `from` to PV extent `to`, flushed. */
+static int copy_extents(struct ulvm_vg *vg, const struct ulvm_area *from,
+                        const struct ulvm_area *to, uint32_t count, struct ulvm_pvmove_progress *p,
+                        ulvm_pvmove_progress_fn fn, void *arg)
 {
 	struct ulvm_ctx *ctx = vg->ctx;
-	const struct ulvm_area *from = &seg->areas[0], *to = &seg->areas[1];
 	uint64_t es = (uint64_t)vg->extent_size * SECTOR_SIZE;
 	uint64_t src_off = from->pv->pe_start * SECTOR_SIZE + from->pe * es;
 	uint64_t dst_off = to->pv->pe_start * SECTOR_SIZE + to->pe * es;
-	uint64_t len = seg->extent_count * es;
+	uint64_t len = count * es;
 	struct dev_entry *sd, *dd;
 	void *buf = NULL;
 	int r;
@@ -1059,9 +1138,8 @@ static int end_move(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *descri
 
 	if (online && (r = collect_users(vg, mirr, &u)))
 		return r;
-	if (!(r = pvmove_detach(vg, mirr)) && !(r = vg_write_commit(vg, description)) &&
-	    getenv("ULVM_TEST_PVMOVE_STOP_FINISH")) /* test hook: a stop between the commits */
-		r = ulvm_error(-EINTR, "test: stopped after the first finishing commit");
+	if (!(r = pvmove_detach(vg, mirr)) && !(r = vg_write_commit(vg, description)))
+		r = stop_after_commit(1);
 	if (!r && online)
 		r = apply_tables(vg, mirr, &u, true);
 	free(u.v);
@@ -1071,6 +1149,267 @@ static int end_move(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *descri
 	return vg_write_commit(vg, description);
 }
 
+/* ---- atomic moves (--atomic): setup, copy, the finishing commits ---- */
+
+/* The per-area plan (mirror segments, legs old and new) made into LVM2's atomic layout:
+ * pvmoveN_mimage_0 has the old legs, pvmoveN_mimage_1 the new ones (one linear segment
+ * each, in pvmoveN's order), pvmoveN one mirror segment over both. */
+static int make_atomic(struct ulvm_vg *vg, struct ulvm_lv *mirr)
+{
+	struct ulvm_lv *img[2] = {NULL, NULL}, **nv;
+	uint32_t region = seg_region_size(&mirr->segs[0]);
+	struct ulvm_seg seg;
+	struct ulvm_area *areas;
+	char name[300];
+	int r;
+
+	for (int k = 0; k < 2; k++) {
+		image_name(mirr, k, name, sizeof(name));
+		if (ulvm_lv_find(vg, name)) {
+			r = ulvm_error(-EEXIST,
+			               "Logical volume %s already exists in volume group %s.", name,
+			               vg->name);
+			goto fail;
+		}
+		if ((r = lv_new(name, false, NULL, 0, &img[k])))
+			goto fail;
+		img[k]->creation_time = mirr->creation_time;
+		for (size_t s = 0; s < mirr->nsegs; s++) {
+			const struct ulvm_area *ar = &mirr->segs[s].areas[k];
+			if ((r = append_linear(img[k], mirr->segs[s].extent_count, ar->pv, ar->pe)))
+				goto fail;
+		}
+	}
+	if ((r = seg_striped_init(&seg, 0, mirr->le_count, 1, 0)))
+		goto fail;
+	free(seg.type);
+	seg.type = strdup("mirror");
+	areas = realloc(seg.areas, 2 * sizeof(*areas));
+	if (!seg.type || !areas) {
+		seg.areas = areas ? areas : seg.areas;
+		seg_free_contents(&seg);
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	seg.areas = areas;
+	seg.segtype = segtype_find("mirror");
+	seg.area_count = 2;
+	seg.stripe_count = 0;
+	for (int k = 0; k < 2; k++)
+		seg.areas[k] =
+		    (struct ulvm_area){.type = ULVM_AREA_LV, .lv_name = strdup(img[k]->name)};
+	if (!seg.areas[0].lv_name || !seg.areas[1].lv_name ||
+	    !(nv = realloc(vg->lvs, (vg->nlvs + 2) * sizeof(*nv)))) {
+		seg_free_contents(&seg);
+		r = ulvm_error(-ENOMEM, "out of memory");
+		goto fail;
+	}
+	vg->lvs = nv;
+	if ((r = mirror_keys(vg, &seg, 0, region))) {
+		seg_free_contents(&seg);
+		goto fail;
+	}
+	for (size_t s = 0; s < mirr->nsegs; s++)
+		seg_free_contents(&mirr->segs[s]);
+	mirr->segs[0] = seg;
+	mirr->nsegs = 1;
+	vg->lvs[vg->nlvs++] = img[0];
+	vg->lvs[vg->nlvs++] = img[1];
+	vg_update_derived(vg);
+	return 0;
+fail:
+	lv_free(img[0]);
+	lv_free(img[1]);
+	return r;
+}
+
+/* The PV extent under extent `le` of `lv` (linear segments), and how many follow it there. */
+static bool linear_at(const struct ulvm_lv *lv, uint32_t le, struct ulvm_area *out, uint32_t *run)
+{
+	for (size_t s = 0; s < lv->nsegs; s++) {
+		const struct ulvm_seg *seg = &lv->segs[s];
+		if (le < seg->start_extent || le >= seg->start_extent + seg->extent_count)
+			continue;
+		if (!(seg->segtype->flags & SEG_AREAS_STRIPED) || seg->area_count != 1 ||
+		    seg->areas[0].type != ULVM_AREA_PV || !seg->areas[0].pv)
+			return false;
+		*out = seg->areas[0];
+		out->pe += le - seg->start_extent;
+		*run = seg->start_extent + seg->extent_count - le;
+		return true;
+	}
+	return false;
+}
+
+/* Image 0 copied onto image 1, extent run by run (each flushed). */
+static int atomic_copy(struct ulvm_vg *vg, const struct ulvm_lv *mirr,
+                       struct ulvm_pvmove_progress *p, ulvm_pvmove_progress_fn fn, void *arg)
+{
+	const struct ulvm_lv *from = image_of(vg, mirr, 0), *to = image_of(vg, mirr, 1);
+	int r = 0;
+
+	for (uint32_t le = 0; le < mirr->le_count && !r;) {
+		struct ulvm_area a, b;
+		uint32_t na, nb;
+		if (!linear_at(from, le, &a, &na) || !linear_at(to, le, &b, &nb))
+			return ulvm_error(
+			    -EINVAL,
+			    "%s/%s: extent %u of its images is not on a PV: ulvm cannot "
+			    "go on with this move",
+			    vg->name, mirr->name, le);
+		r = copy_extents(vg, &a, &b, MIN(na, nb), p, fn, arg);
+		le += MIN(na, nb);
+	}
+	return r;
+}
+
+/* Test hook: ULVM_TEST_PVMOVE_STOP_FINISH=N stops a finish or abort (-EINTR) right after its
+ * Nth commit (set to anything else: after the first), as a kill there would. */
+static int stop_after_commit(unsigned done)
+{
+	const char *e = getenv("ULVM_TEST_PVMOVE_STOP_FINISH");
+	unsigned long n;
+
+	if (!e)
+		return 0;
+	n = strtoul(e, NULL, 10);
+	if (done >= (n ? n : 1))
+		return ulvm_error(-EINTR, "test: stopped after finishing commit %u", done);
+	return 0;
+}
+
+static int commit_step(struct ulvm_vg *vg, const char *description, unsigned *done)
+{
+	int r = vg_write_commit(vg, description);
+
+	if (r)
+		return r;
+	(*done)++;
+	return stop_after_commit(*done);
+}
+
+static int add_visible(struct ulvm_lv *lv)
+{
+	return ulvm_strlist_has(&lv->status, "VISIBLE") ? 0 : strlist_add(&lv->status, "VISIBLE");
+}
+
+int pvmove_atomic_switch(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new)
+{
+	struct ulvm_lv *kept, *other;
+	struct ulvm_seg *err;
+	int r;
+
+	if (!atomic_copying(vg, mirr))
+		return ulvm_error(-EINVAL, "%s/%s is not an --atomic move copying", vg->name,
+		                  mirr->name);
+	kept = image_of(vg, mirr, keep_new ? 1 : 0);
+	other = image_of(vg, mirr, keep_new ? 0 : 1);
+	if (!(err = calloc(1, sizeof(*err))) || !(err->type = strdup("error"))) {
+		free(err);
+		return ulvm_error(-ENOMEM, "out of memory");
+	}
+	err->segtype = segtype_find("error");
+	err->extent_count = kept->le_count;
+	if ((r = add_visible(kept)) || (r = add_visible(other))) {
+		seg_free_contents(err);
+		free(err);
+		return r;
+	}
+	seg_free_contents(&mirr->segs[0]);
+	free(mirr->segs);
+	mirr->segs = kept->segs;
+	mirr->nsegs = kept->nsegs;
+	kept->segs = err;
+	kept->nsegs = 1;
+	merge_segments(other); /* as LVM2 leaves the image it detaches */
+	for (size_t i = 0; i + 1 < vg->nlvs; i++)
+		if (vg->lvs[i] == mirr) {
+			memmove(&vg->lvs[i], &vg->lvs[i + 1],
+			        (vg->nlvs - i - 1) * sizeof(*vg->lvs));
+			vg->lvs[vg->nlvs - 1] = mirr;
+			break;
+		}
+	vg_update_derived(vg);
+	return 0;
+}
+
+/* LVM2 2.03.16's end of an atomic move, from wherever a stop left it (each step is one state
+ * the metadata can be found in):
+ *  1. pvmoveN takes the segments of the image kept (1 when finishing, 0 when aborting), that
+ *     image becomes one error segment of its size, the other one's adjacent segments merge,
+ *     both images are VISIBLE and pvmoveN is listed after them: committed twice (LVM2 writes it
+ * again unchanged). From here the LVs' data is on the extents kept.
+ *  2. the other image removed;
+ *  3. the kept image removed, the LVs pointed at pvmoveN's extents and unlocked, pvmoveN one
+ *     error extent (neither PVMOVE nor LOCKED);
+ *  4. pvmoveN removed. */
+static int atomic_end(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new,
+                      const char *description)
+{
+	struct ulvm_lv *kept, *other;
+	unsigned done = 0;
+	int r;
+
+	if (atomic_copying(vg, mirr)) {
+		if ((r = pvmove_atomic_switch(vg, mirr, keep_new)))
+			return r;
+		if ((r = commit_step(vg, description, &done)) ||
+		    (r = commit_step(vg, description, &done)))
+			return r;
+	}
+	/* Which image is which now: the kept one is the error segment. */
+	kept = other = NULL;
+	for (int k = 0; k < 2; k++) {
+		struct ulvm_lv *img = image_of(vg, mirr, k);
+		if (!img)
+			continue;
+		if (img->nsegs == 1 && !strcmp(img->segs[0].type, "error"))
+			kept = img;
+		else
+			other = img;
+	}
+	if (other) {
+		pvmove_remove_lv(vg, other);
+		if ((r = commit_step(vg, description, &done)))
+			return r;
+	}
+	if (kept)
+		pvmove_remove_lv(vg, kept);
+	if ((r = pvmove_detach(vg, mirr)) || (r = commit_step(vg, description, &done)))
+		return r;
+	pvmove_remove_lv(vg, mirr);
+	return vg_write_commit(vg, description);
+}
+
+static int atomic_refuse_online(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	if (!ulvm_pvmove_online(vg, mirr))
+		return 0;
+	return ulvm_error(-EOPNOTSUPP,
+	                  "%s/%s is an --atomic move of active LVs: ulvm moves those offline "
+	                  "only (deactivate the LVs, then run pvmove again)",
+	                  vg->name, mirr->name);
+}
+
+static int atomic_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progress_fn fn,
+                      void *arg, const char *description)
+{
+	struct ulvm_pvmove_progress p = {.total = (uint64_t)mirr->le_count * vg->extent_size};
+	int r;
+
+	if ((r = vg_refuse_exported(vg, false)) || (r = ulvm_vg_require_complete(vg)) ||
+	    (r = atomic_refuse_online(vg, mirr)))
+		return r;
+	if (atomic_copying(vg, mirr)) {
+		/* Nothing is committed while it copies: a stop starts the copy over. */
+		if (fn)
+			fn(arg, &p);
+		if ((r = atomic_copy(vg, mirr, &p, fn, arg)))
+			return r;
+	}
+	return atomic_end(vg, mirr, true, description);
+}
+
 int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progress_fn fn, void *arg,
                     const char *description)
 {
@@ -1078,6 +1417,8 @@ int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progre
 	size_t last = 0;
 	int r;
 
+	if (lv_is_pvmove(mirr) && is_atomic(vg, mirr))
+		return atomic_run(vg, mirr, fn, arg, description);
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)) ||
 	    (r = ulvm_vg_require_complete(vg)))
 		return r;
@@ -1100,7 +1441,8 @@ int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progre
 		struct ulvm_seg *seg = &mirr->segs[s];
 		if (seg_moved(seg) >= seg->extent_count)
 			continue;
-		if ((r = copy_extents(vg, seg, &p, fn, arg)))
+		if ((r = copy_extents(vg, &seg->areas[0], &seg->areas[1], seg->extent_count, &p, fn,
+		                      arg)))
 			return r;
 		if ((r = pvmove_segment_moved(vg, mirr, s)))
 			return r;
@@ -1120,6 +1462,10 @@ int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *desc
 {
 	int r;
 
+	if (lv_is_pvmove(mirr) && is_atomic(vg, mirr))
+		return (r = vg_refuse_exported(vg, false)) || (r = atomic_refuse_online(vg, mirr))
+		           ? r
+		           : atomic_end(vg, mirr, false, description);
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)))
 		return r;
 	if (ulvm_pvmove_online(vg, mirr) && !daemon_runs())
@@ -1265,6 +1611,8 @@ int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmov
 	bool failed = false;
 	int r;
 
+	if (lv_is_pvmove(mirr) && is_atomic(vg, mirr))
+		return (r = atomic_run(vg, mirr, NULL, NULL, description)) ? r : 1;
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)) ||
 	    (r = ulvm_vg_require_complete(vg)))
 		return r;

@@ -43,6 +43,28 @@ static void mirror_report(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
 	seg_report_kind(info, 'm');
 }
 
+/* A mirror's legs that are LVs (pvmoveN_mimage_0/1 of an --atomic move) are used by it. */
+static void mirror_link(struct ulvm_vg *vg, struct ulvm_lv *lv, size_t seg_index)
+{
+	const struct ulvm_seg *seg = &lv->segs[seg_index];
+
+	for (uint32_t a = 0; a < seg->area_count; a++)
+		if (seg->areas[a].type == ULVM_AREA_LV)
+			seg_mark_used(vg, seg->areas[a].lv_name, lv, seg_index);
+}
+
+/* A leg LV, as LVM2 reports a mirror image: 'I' (not in sync: ulvm has no active atomic
+ * move to say otherwise; LVM2 prints it for an inactive one too), target type 'm'. */
+static void mirror_report_user(const struct ulvm_vg *vg, const struct ulvm_lv *used,
+                               const struct ulvm_seg *user, struct ulvm_lv_info *info)
+{
+	(void)vg;
+	(void)used;
+	(void)user;
+	info->role = 'I';
+	info->target = 'm';
+}
+
 static uint32_t moved_of(const struct ulvm_seg *seg)
 {
 	int64_t v = 0;
@@ -61,6 +83,21 @@ static int mirror_target_line(const struct ulvm_vg *vg, const struct ulvm_lv *lv
 	bool running = false;
 	uint32_t region = 4096;
 
+	/* An --atomic move: one mirror over its two images' devices, as LVM2 loads it. */
+	if (ulvm_strlist_has(&lv->status, "PVMOVE") && seg->area_count == 2 &&
+	    seg->areas[0].type == ULVM_AREA_LV && seg->areas[1].type == ULVM_AREA_LV) {
+		int64_t rs = 0;
+		region = kept_int(seg, "region_size", &rs) && rs > 0 ? (uint32_t)rs : region;
+		while (region > len)
+			region >>= 1;
+		sb_printf(sb, "mirror core 1 %u 2", region);
+		for (uint32_t a = 0; a < 2; a++) {
+			char dm[300];
+			ulvm_lv_dm_name(vg->name, seg->areas[a].lv_name, dm, sizeof(dm));
+			sb_printf(sb, " %s %u", dm, seg->areas[a].pe);
+		}
+		return 0;
+	}
 	if (!ulvm_strlist_has(&lv->status, "PVMOVE") || seg->area_count != 2 ||
 	    seg->areas[0].type != ULVM_AREA_PV || seg->areas[1].type != ULVM_AREA_PV)
 		return ulvm_error(-EOPNOTSUPP, "LV %s/%s: ulvm cannot activate mirror segments yet",
@@ -100,5 +137,7 @@ const struct ulvm_segtype segtype_mirror = {
     .text_export = mirror_export,
     .area_len = seg_whole_area_len,
     .report = mirror_report,
+    .link = mirror_link,
+    .report_user = mirror_report_user,
     .add_target_line = mirror_target_line,
 };

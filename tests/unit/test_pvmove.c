@@ -536,6 +536,95 @@ static void test_region_size(void **state)
 	vg_free(vg);
 }
 
+/* --atomic: LVM2 2.03.16's layout (pvmove0 one mirror over pvmove0_mimage_0/1, the images'
+ * segments one per moved area), its text and reading back, then the switch of the finish
+ * and of an abort (pvmove0 on the kept image's extents, that image an error segment, the
+ * other merged, both VISIBLE, pvmove0 listed last) and the LVs detached onto pvmove0's
+ * extents once the images are gone. */
+static void test_atomic(void **state)
+{
+	for (int keep_new = 0; keep_new < 2; keep_new++) {
+		struct ulvm_vg *vg = vg_linear(8192, 2, 10, "a=0@0+3,0@5+2 b=0@3+2 c=1@9+1"),
+		               *back = NULL;
+		struct ulvm_pvmove_opts o = {.alloc = ULVM_ALLOC_NORMAL, .atomic = true};
+		struct ulvm_lv *m = NULL, *i0, *i1, *a, *b, *found[2];
+		struct cfg_tree *tree = NULL;
+		char *text = NULL;
+		size_t len;
+
+		(void)state;
+		assert_int_equal(pvmove_plan(vg, "/dev/pv0", &o, &m), 0);
+		assert_string_equal(m->name, "pvmove0");
+		i0 = ulvm_lv_find(vg, "pvmove0_mimage_0");
+		i1 = ulvm_lv_find(vg, "pvmove0_mimage_1");
+		assert_non_null(i0);
+		assert_non_null(i1);
+		assert_ptr_equal(vg->lvs[vg->nlvs - 3], m);
+		assert_ptr_equal(vg->lvs[vg->nlvs - 1], i1);
+		check_status(m, "READ,WRITE,PVMOVE,LOCKED");
+		check_status(i0, "READ,WRITE");
+		check_status(i1, "READ,WRITE");
+		assert_int_equal(m->nsegs, 1);
+		assert_string_equal(m->segs[0].type, "mirror");
+		assert_int_equal(m->segs[0].extent_count, 7);
+		assert_int_equal(m->segs[0].areas[0].type, ULVM_AREA_LV);
+		assert_string_equal(m->segs[0].areas[1].lv_name, "pvmove0_mimage_1");
+		assert_int_equal(kept(&m->segs[0], "extents_moved"), 0);
+		check_lseg(i0, 0, 0, 3, NULL, 0, 0);
+		check_lseg(i0, 1, 3, 2, NULL, 0, 5);
+		check_lseg(i0, 2, 5, 2, NULL, 0, 3);
+		check_lseg(i1, 0, 0, 3, NULL, 1, 0);
+		check_lseg(i1, 1, 3, 2, NULL, 1, 3);
+		check_lseg(i1, 2, 5, 2, NULL, 1, 5);
+		assert_ptr_equal(i0->used_by, m);
+		assert_ptr_equal(ulvm_pvmove_source_in(vg, m), vg->pvs[0]);
+		assert_int_equal(ulvm_pvmove_list(vg, "/dev/pv0", found, 2), 1);
+		assert_int_equal(vg->pvs[1]->pe_alloc_count, 8);
+		assert_int_equal(vg_export(vg, false, "t", &text, &len), 0);
+		assert_non_null(
+		    strstr(text, "type = \"mirror\"\nmirror_count = 2\nextents_moved = 0\n"
+		                 "region_size = 4096\n\nmirrors = [\n\"pvmove0_mimage_0\", 0,\n"
+		                 "\"pvmove0_mimage_1\", 0\n]\n"));
+		assert_int_equal(cfg_parse(text, len, "back", &tree), 0);
+		assert_int_equal(vg_import(NULL, tree, "back", &back), 0);
+		assert_int_equal(ulvm_pvmove_list(back, NULL, found, 2), 1);
+		assert_int_equal(back->pvs[1]->pe_alloc_count, 8);
+		free(text);
+		cfg_tree_free(tree);
+		vg_free(back);
+
+		assert_int_equal(pvmove_atomic_switch(vg, m, keep_new), 0);
+		assert_ptr_equal(vg->lvs[vg->nlvs - 1], m);
+		check_status(i0, "READ,WRITE,VISIBLE");
+		check_status(i1, "READ,WRITE,VISIBLE");
+		check_status(m, "READ,WRITE,PVMOVE,LOCKED");
+		assert_int_equal(m->nsegs, 3);
+		check_lseg(m, 2, 5, 2, NULL, keep_new ? 1 : 0, keep_new ? 5 : 3);
+		assert_string_equal((keep_new ? i1 : i0)->segs[0].type, "error");
+		assert_int_equal((keep_new ? i1 : i0)->segs[0].extent_count, 7);
+		/* the image dropped: merged where adjacent (pv1 0-6 in one) */
+		assert_int_equal((keep_new ? i0 : i1)->nsegs, keep_new ? 3 : 1);
+		assert_int_equal(pvmove_atomic_switch(vg, m, keep_new), -EINVAL);
+
+		pvmove_remove_lv(vg, i0);
+		pvmove_remove_lv(vg, i1);
+		assert_int_equal(pvmove_detach(vg, m), 0);
+		a = ulvm_lv_find(vg, "a");
+		b = ulvm_lv_find(vg, "b");
+		check_status(a, "READ,WRITE,VISIBLE");
+		if (keep_new) {
+			check_lseg(a, 0, 0, 5, NULL, 1, 0);
+			check_lseg(b, 0, 0, 2, NULL, 1, 5);
+		} else {
+			check_lseg(a, 0, 0, 3, NULL, 0, 0);
+			check_lseg(a, 1, 3, 2, NULL, 0, 5);
+			check_lseg(b, 0, 0, 2, NULL, 0, 3);
+		}
+		assert_string_equal(m->segs[0].type, "error");
+		vg_free(vg);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -550,6 +639,7 @@ int main(void)
 	    cmocka_unit_test(test_tables),
 	    cmocka_unit_test(test_layers),
 	    cmocka_unit_test(test_copied),
+	    cmocka_unit_test(test_atomic),
 	};
 
 	setenv("ULVM_RUN_DIR", "/nonexistent-ulvm-test-run", 1);
