@@ -924,6 +924,15 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 	vg_update_derived(vg);
 	if ((r = add_legs(vg, mirr, d, nd, o->alloc)) ||
 	    (o->atomic && (r = make_atomic(vg, mirr)))) {
+		if (r == -ENOSPC && o->atomic) { /* LVM2's lines after its allocation's */
+			char *why = strdup(ulvm_last_error());
+			r = ulvm_error(
+			    r,
+			    "%s\n  Unable to allocate mirror extents for %s/%s.\n  Failed to "
+			    "convert pvmove LV to mirrored.",
+			    why ? why : "", vg->name, mirr->name);
+			free(why);
+		}
 		mirr = NULL;
 		lv_unlink_last(vg);
 		goto out;
