@@ -44,6 +44,8 @@
 
 #ifdef HAVE_LIBURING
 #include <liburing.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #endif
 
 #include "../util/util.h"
@@ -74,7 +76,14 @@ struct io_engine {
 		bool valid, in_memory;
 	} fs_memo[FS_MEMO];
 	bool have_ring;
-	bool ring_usable;       /* have_ring, and the method is not SYNC */
+	bool ring_usable; /* have_ring, and the method is not SYNC */
+	/* A ring of one task (SINGLE_ISSUER | DEFER_TASKRUN): the kernel wakes a waiter once
+	 * for all it waits for, not once per completion. It starts disabled and belongs to the
+	 * first thread that enters it (ring_claim); owner_tag/owner_gen say which. */
+	bool ring_single;
+	bool ring_enabled;
+	const void *owner_tag;
+	unsigned owner_gen;
 	int event_fd;           /* io_engine_event_fd(): -1 until asked for */
 	unsigned ring_inflight; /* SQEs prepared whose CQE is not yet reaped */
 	/* Of those, how many belong to wait_group (ring_group_in): when that is all of them, a
@@ -652,27 +661,103 @@ static void ring_reap(struct io_engine *e)
 	io_uring_cq_advance(&e->ring, n);
 }
 
+/* The thread and process an engine's ring belongs to: the address of a thread-local
+ * variable names the thread, a count of forks the process (a child's thread has its
+ * parent's addresses). */
+static _Thread_local char thread_tag;
+static unsigned fork_gen;
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void forked_child(void)
+{
+	fork_gen++;
+}
+
+static void watch_forks(void)
+{
+	(void)pthread_atfork(NULL, NULL, forked_child);
+}
+
 static int ring_init(struct io_engine *e)
 {
+	static const unsigned single =
+	    IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
+	unsigned depth = e->depth;
 	struct io_uring_params p;
 	int r;
 
-	/* Fewer interrupts (completions are collected when we enter the kernel anyway) and
-	 * no stop at the first bad SQE of a batch; plain flags on kernels without them. */
+	/* One task's ring whose completions run when it waits (DEFER_TASKRUN: one wake-up
+	 * for all the completions a wait asks for, none while it runs), else completions
+	 * collected when we enter the kernel anyway (COOP_TASKRUN, fewer interrupts); no stop
+	 * at the first bad SQE of a batch; plain flags on kernels without them. */
+	pthread_once(&fork_once, watch_forks);
 	memset(&p, 0, sizeof(p));
 	p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
-	r = io_uring_queue_init_params(e->depth, &e->ring, &p);
+	if (!getenv("ULVM_IO_SHARED_RING"))
+		p.flags |= single;
+	r = io_uring_queue_init_params(depth, &e->ring, &p);
+	if (r == -EINVAL && (p.flags & single)) {
+		memset(&p, 0, sizeof(p));
+		p.flags =
+		    IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
+		r = io_uring_queue_init_params(depth, &e->ring, &p);
+	}
 	if (r == -EINVAL) {
 		memset(&p, 0, sizeof(p));
-		r = io_uring_queue_init_params(e->depth, &e->ring, &p);
+		r = io_uring_queue_init_params(depth, &e->ring, &p);
 	}
 	if (r < 0)
 		return r;
 	/* Never more in flight than the completion queue holds. */
 	e->depth = MIN(e->depth, MIN(p.sq_entries, p.cq_entries));
+	e->ring_single = (p.flags & single) == single;
+	e->ring_enabled = !e->ring_single;
 	e->have_ring = true;
 	e->ring_usable = e->method != IO_METHOD_SYNC;
 	return 0;
+}
+
+/* The calling thread enters the ring: a single-issuer ring is enabled for the first one;
+ * another thread, or a forked child, gets a ring of its own when the old one holds nothing
+ * (the kernel refuses any other task on it). 0 or -errno. */
+static int ring_claim_slow(struct io_engine *e)
+{
+	int r;
+
+	if (e->ring_enabled) {
+		if (e->ring_inflight)
+			return ulvm_error(-EBUSY,
+			                  "I/O engine: entered by a thread or process other than "
+			                  "its own while its I/O is in flight");
+		io_uring_queue_exit(&e->ring);
+		e->have_ring = e->ring_usable = false;
+		if ((r = ring_init(e)) < 0)
+			return ulvm_error(r, "I/O engine: cannot make a ring: %s", strerror(-r));
+		if (e->event_fd >= 0 && io_uring_register_eventfd(&e->ring, e->event_fd) < 0)
+			return ulvm_error(-EIO, "I/O engine: cannot register an eventfd");
+		if (!e->ring_single)
+			return 0;
+	}
+	/* io_uring_register(2) itself: liburing 2.3's shared library lacks
+	 * io_uring_enable_rings. */
+	if (syscall(__NR_io_uring_register, e->ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL,
+	            0) < 0) {
+		r = -errno;
+		return ulvm_error(r, "I/O engine: cannot enable the ring: %s", strerror(-r));
+	}
+	e->ring_enabled = true;
+	e->owner_tag = &thread_tag;
+	e->owner_gen = fork_gen;
+	return 0;
+}
+
+static inline int ring_claim(struct io_engine *e)
+{
+	if (__builtin_expect(!e->ring_single || (e->ring_enabled && e->owner_tag == &thread_tag &&
+	                                         e->owner_gen == fork_gen),
+	                     1))
+		return 0;
+	return ring_claim_slow(e);
 }
 #endif
 
@@ -877,7 +962,7 @@ void io_engine_free(struct io_engine *e)
 	if (e->have_ring) {
 		/* The kernel may still write into requests' buffers: wait for it. Their
 		 * callbacks do not run. */
-		while (e->ring_inflight) {
+		while (e->ring_inflight && !ring_claim(e)) {
 			int r = io_uring_submit_and_wait(&e->ring, 1);
 
 			if (r < 0 && r != -EINTR && r != -EAGAIN && r != -EBUSY)
@@ -941,6 +1026,11 @@ int io_engine_poll(struct io_engine *e, unsigned min_complete)
 	unsigned done = 0;
 	int err = 0;
 
+#ifdef HAVE_LIBURING
+	/* The ring is entered by this thread from here on (before any SQE is prepared). */
+	if (e->ring_usable && (err = ring_claim(e)) < 0)
+		return err;
+#endif
 	if (e->t_head)
 		timed_due(e);
 	for (;;) {

@@ -35,8 +35,15 @@
  * device uses the synchronous method. Callbacks always run from io_engine_poll(), never
  * from io_engine_submit(), so a submitter never re-enters itself.
  *
+ * The ring is one task's where the kernel allows it (SINGLE_ISSUER | DEFER_TASKRUN, Linux
+ * 6.1): completions run when the engine waits for them, and a poll that waits for n is woken
+ * once, not once per completion (a striped request's parts, a large request's pieces). It
+ * belongs to the first thread that polls; once idle, another thread or a forked child may
+ * take the engine over (it gets a ring of its own); entering it from another thread while
+ * I/O is in flight fails with -EBUSY. $ULVM_IO_SHARED_RING (benchmarks) keeps the plain ring.
+ *
  * No allocation per request: requests are the caller's, the engine keeps only an intrusive
- * queue. One engine belongs to one thread.
+ * queue. One engine belongs to one thread at a time.
  */
 #ifndef ULVM_IO_ENGINE_H
 #define ULVM_IO_ENGINE_H
