@@ -379,6 +379,8 @@ bool dm_linear_lower(const struct dm_target *ti, struct dm_lower **lower, uint64
  * the bytes left in that chunk (`run`); false for any other target type. */
 bool dm_striped_lower(const struct dm_target *ti, uint64_t rel, struct dm_lower **lower,
                       uint64_t *offset, uint64_t *run);
+/* striped.c: the chunk size of a striped target in bytes; 0 for another type. */
+uint64_t dm_striped_chunk_bytes(const struct dm_target *ti);
 /* table.c: parse `text` into a table for `md` (errors: "table line N: ..."). */
 int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out);
 /* table.c: destructors of the targets, then dm_table_put_lowers(); NULL is fine. */

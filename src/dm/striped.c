@@ -210,6 +210,13 @@ static int striped_block_status(struct dm_target *ti, uint64_t offset, uint64_t 
 	return 0;
 }
 
+uint64_t dm_striped_chunk_bytes(const struct dm_target *ti)
+{
+	const struct stripe_c *sc = ti->private;
+
+	return ti->type == &dm_striped_target ? sc->chunk_mask + 1 : 0;
+}
+
 const struct dm_target_type dm_striped_target = {
     .name = "striped",
     .ctr = striped_ctr,

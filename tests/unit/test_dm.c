@@ -362,15 +362,27 @@ static void test_striped_merge(void **state)
 	assert_int_equal(engine_requests(v, md, IO_OP_DISCARD, 0, MIB, NULL), 2);
 	assert_int_equal(engine_requests(v, md, IO_OP_WRITE_ZEROES, 0, MIB, NULL), 2);
 	assert_int_equal(dm_remove(v->r, "s2"), 0);
-	/* 4 stripes: 4 requests. 4 KiB chunks on 2 stripes: 128 pieces per stripe, in
-	 * vectors of 32 (CHILD_IOV): 8 requests. */
+	/* 4 stripes: 4 requests. 4 KiB chunks on 2 stripes: 128 pieces per stripe, one
+	 * vector each (CHILD_IOV 128): 2 requests; 2 MiB, 4 requests. */
 	md = create_dev(v->r, "s4", "0 8192 striped 4 128 %s 0 %s 0 %s 0 %s 0", a, b, c, d);
 	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 4);
 	assert_int_equal(dm_remove(v->r, "s4"), 0);
 	md = create_dev(v->r, "s8", "0 8192 striped 2 8 %s 0 %s 0", a, b);
-	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 8);
-	assert_int_equal(engine_requests(v, md, IO_OP_READ, 0, MIB, back), 8);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 0, MIB, data), 2);
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, 0, MIB, back), 2);
 	assert_memory_equal(back, data, MIB);
+	for (unsigned k = 0; k < 256; k++) {
+		read_file(k % 2 ? b : a, back, 4096, k / 2 * 4096);
+		assert_memory_equal(back, data + k * 4096, 4096);
+	}
+	assert_int_equal(engine_requests(v, md, IO_OP_READ, MIB, MIB, back), 2);
+	{
+		uint8_t *two = xbuf(2 * MIB);
+
+		assert_int_equal(engine_requests(v, md, IO_OP_READ, 0, 2 * MIB, two), 4);
+		assert_memory_equal(two, data, MIB);
+		free(two);
+	}
 	assert_int_equal(dm_remove(v->r, "s8"), 0);
 	/* Two linear targets that follow each other on one file: one plain request; on two
 	 * places of the file: two. */
@@ -1570,6 +1582,77 @@ static void test_remove_busy(void **state)
 	assert_string_equal(ulvm_last_error(), "device mid is used by the table of high");
 }
 
+/* The fast path of a table of one linear target, or one striped target inside a chunk, on
+ * backing files: one request in the engine, to the right place; a reload moves it with the
+ * table; a suspended device still holds it; a request across chunks is still split; a
+ * table stacked on another device, and a caller that carries the request in place itself
+ * (a device above), take the general path and still land right. */
+static void test_fast_path(void **state)
+{
+	struct env *v = *state;
+	char a[256], b[256];
+	uint8_t *data = xbuf(MIB), *back = xbuf(MIB);
+	struct dm_dev *md, *up;
+	struct treq t;
+
+	mkfile(v, "a", 4 * MIB, a, sizeof(a));
+	mkfile(v, "b", 4 * MIB, b, sizeof(b));
+	fill_random(data, MIB);
+	md = create_dev(v->r, "f", "0 2048 linear %s 16", a);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 4096, 8192, data), 1);
+	read_file(a, back, 8192, 16 * SECTOR_SIZE + 4096);
+	assert_memory_equal(back, data, 8192);
+	assert_int_equal(do_io(v, md, IO_OP_READ, 4096, 8192, back, 0), 0);
+	assert_memory_equal(back, data, 8192);
+	assert_int_equal(do_io(v, md, IO_OP_READ, MIB - 512, 1024, back, 0), -EINVAL);
+	/* reloaded onto b */
+	{
+		char table[512];
+
+		snprintf(table, sizeof(table), "0 2048 linear %s 0", b);
+		assert_int_equal(dm_load(md, table), 0);
+	}
+	assert_int_equal(dm_resume(md), 0);
+	assert_int_equal(do_io(v, md, IO_OP_WRITE, 0, 65536, data + 65536, 0), 0);
+	read_file(b, back, 65536, 0);
+	assert_memory_equal(back, data + 65536, 65536);
+	/* held while suspended, then done */
+	assert_int_equal(dm_suspend(md), 0);
+	treq_init(&t, IO_OP_READ, 0, 4096, back);
+	dm_submit(md, &t.req);
+	for (int i = 0; i < 3; i++)
+		assert_true(io_engine_poll(v->e, 0) >= 0);
+	assert_int_equal(t.calls, 0);
+	assert_int_equal(dm_resume(md), 0);
+	drain(v);
+	assert_int_equal(t.calls, 1);
+	assert_int_equal(t.result, 0);
+	assert_memory_equal(back, data + 65536, 4096);
+	/* a device above it: carried in place there, a one-piece split here */
+	up = create_dev(v->r, "up", "0 1024 linear f 8");
+	assert_int_equal(do_io(v, up, IO_OP_WRITE, 0, 4096, data + 4096, 0), 0);
+	read_file(b, back, 4096, 8 * SECTOR_SIZE);
+	assert_memory_equal(back, data + 4096, 4096);
+	assert_int_equal(dm_remove(v->r, "up"), 0);
+	assert_int_equal(dm_remove(v->r, "f"), 0);
+
+	/* striped 2 x 64 KiB: inside a chunk one request, on the right stripe; across, two */
+	md = create_dev(v->r, "fs", "0 4096 striped 2 128 %s 0 %s 0", a, b);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 65536 + 61440, 4096, data), 1);
+	read_file(b, back, 4096, 61440);
+	assert_memory_equal(back, data, 4096);
+	assert_int_equal(engine_requests(v, md, IO_OP_WRITE, 61440, 8192, data + 8192), 2);
+	read_file(a, back, 4096, 61440);
+	assert_memory_equal(back, data + 8192, 4096);
+	read_file(b, back, 4096, 0);
+	assert_memory_equal(back, data + 12288, 4096);
+	assert_int_equal(do_io(v, md, IO_OP_READ, 61440, 8192, back, 0), 0);
+	assert_memory_equal(back, data + 8192, 8192);
+	assert_int_equal(dm_remove(v->r, "fs"), 0);
+	free(data);
+	free(back);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1590,6 +1673,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_remove_busy, setup, teardown),
 	    cmocka_unit_test(test_map_direct),
 	    cmocka_unit_test_setup_teardown(test_direct_gate, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fast_path, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
