@@ -12,15 +12,26 @@
 #include "../util/util.h"
 #include "cli.h"
 
+struct serve_ready {
+	int fd; /* the pipe to the parent that waits, or -1 (--foreground) */
+	int tcp_port;
+};
+
 static void signal_ready(void *arg)
 {
-	int fd = *(int *)arg;
+	struct serve_ready *sr = arg;
 
-	if (fd >= 0) {
+	/* Where NBD over TCP listens, so that a client need not guess a free port first:
+	 * with PORT 0 the kernel picked it. Printed before the parent returns. */
+	if (sr->tcp_port > 0) {
+		printf("NBD over TCP on port %d\n", sr->tcp_port);
+		fflush(stdout);
+	}
+	if (sr->fd >= 0) {
 		/* Tell the parent the sockets are listening, then let go of the terminal. */
-		(void)!write(fd, "R", 1);
-		close(fd);
-		*(int *)arg = -1;
+		(void)!write(sr->fd, "R", 1);
+		close(sr->fd);
+		sr->fd = -1;
 	}
 }
 
@@ -62,7 +73,8 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	unsigned long secs;
 	char *end;
 	bool foreground = false;
-	int opt, r, pipefd[2] = {-1, -1}, ready_fd = -1;
+	int opt, r, pipefd[2] = {-1, -1};
+	struct serve_ready sr = {.fd = -1};
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
@@ -117,7 +129,7 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 			return WIFEXITED(r) && WEXITSTATUS(r) ? WEXITSTATUS(r) : ECMD_FAILED;
 		}
 		close(pipefd[0]);
-		ready_fd = pipefd[1];
+		sr.fd = pipefd[1];
 		setsid();
 	}
 	if ((r = cli_open_ctx(c)))
@@ -133,8 +145,9 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	}
 	mo.devices = c->devices;
 	o.monitor = &mo;
-	r = ulvmd_run(c->ctx, &o, signal_ready, &ready_fd);
-	if (ready_fd >= 0)
-		close(ready_fd);
+	o.nbd_tcp_port = &sr.tcp_port;
+	r = ulvmd_run(c->ctx, &o, signal_ready, &sr);
+	if (sr.fd >= 0)
+		close(sr.fd);
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }

@@ -462,7 +462,10 @@ static const struct help_cmd help_cmds[] = {
      OPTS({0, "foreground", NULL, "Stay in the foreground (else it detaches once listening).", 1},
           {0, "socket", "PATH", "The control socket (default $ULVM_RUN_DIR/ulvmd.sock).", 0},
           {0, "nbd-unix", "PATH", "The NBD Unix socket (default $ULVM_RUN_DIR/nbd.sock).", 1},
-          {0, "nbd-tcp", "HOST:PORT", "Also serve NBD over TCP here.", 1},
+          {0, "nbd-tcp", "HOST:PORT",
+           "Also serve NBD over TCP here; with PORT 0 the kernel picks a free port, which "
+           "is printed (NBD over TCP on port N).",
+           1},
           {0, "no-nbd", NULL, "Serve no NBD exports.", 1},
           {0, "monitor-interval", "Seconds",
            "How often the thin pools are checked for autoextension (default 10, as dmeventd).", 1},

@@ -635,6 +635,11 @@ int ulvmd_run(struct ulvm_ctx *ctx, const struct ulvmd_opts *o, void (*ready)(vo
 			if ((r = nbd_server_listen_tcp(d.nbd, host,
 			                               colon ? colon + 1 : o->nbd_tcp)))
 				goto out;
+			if (o->nbd_tcp_port && (r = nbd_server_tcp_port(d.nbd)) < 0)
+				goto out;
+			if (o->nbd_tcp_port)
+				*o->nbd_tcp_port = r;
+			r = 0;
 		}
 	}
 	{

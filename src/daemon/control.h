@@ -24,6 +24,9 @@ struct ulvmd_opts {
 	const char *control_path; /* NULL: ulvm_control_socket_path() */
 	const char *nbd_unix;     /* NBD on a Unix socket (NULL: $RUN_DIR/nbd.sock) */
 	const char *nbd_tcp;      /* "HOST:PORT" or NULL */
+	/* Where the TCP port bound for nbd_tcp is stored before `ready` is called (PORT 0
+	 * there: the kernel's free choice, which the caller can then report), or NULL. */
+	int *nbd_tcp_port;
 	bool nbd_readonly;
 	bool no_nbd;
 	/* A FUSE mount to make before listening is reported ready (daemon/mounts.h, verb

@@ -24,8 +24,11 @@ ln -s "$SHM/a.img" "$T/a.img"
 IMGS+=(a)
 ulvm pvcreate "$(img a)" >/dev/null
 ulvm vgcreate $VG "$(img a)" >/dev/null
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-ulvmd_start --nbd-tcp "127.0.0.1:$PORT"
+# port 0: the daemon binds a port the kernel picks and prints it (one chosen here first could
+# be taken by another process before the daemon binds it)
+ulvmd_start --nbd-tcp 127.0.0.1:0 >"$T/serve.out"
+PORT=$(sed -n 's/^NBD over TCP on port \([0-9]*\)$/\1/p' "$T/serve.out")
+[ -n "$PORT" ] || fail "ulvm serve --nbd-tcp 127.0.0.1:0 did not say its port: $(cat "$T/serve.out")"
 python3 -c "import sys; sys.stdout.buffer.write(b'A' * (8 << 20))" >"$T/A"
 python3 -c "import sys; sys.stdout.buffer.write(b'B' * (4 << 20))" >"$T/B"
 
