@@ -141,8 +141,12 @@ static int hook_rename(void *arg, const char *name, const char *new_name)
 {
 	struct ulvmd *d = arg;
 	struct ulvm_dev *dev = ulvm_dev_find(d->ctx, name);
+	int r = dev ? ulvm_dev_rename(dev, new_name) : -ENODEV;
 
-	return dev ? ulvm_dev_rename(dev, new_name) : -ENODEV;
+	/* a pool's `lvchange --monitor n` follows it to its new name */
+	if (!r)
+		monitor_renamed(d->monitor, name, new_name);
+	return r;
 }
 
 /* ---- NBD exports: the daemon's devices, by dm name or as VG/LV ---- */

@@ -176,22 +176,34 @@ static void extend(struct pool_watch *w)
 	}
 }
 
-/* The watch of pool device `dev`, made on first sight: NULL when `dev` is not VG-LV. */
-static struct pool_watch *watch_of(struct monitor *m, const char *dev)
+/* The pool's VG/LV from its device's name `dev` (VG-POOL-tpool): false when it is not
+ * VG-LV. */
+static bool pool_vg_lv(const char *dev, char *out, size_t len)
 {
-	struct pool_watch *w;
 	char vg[256], lv[256], base[300];
 	size_t n;
 
-	for (w = m->pools; w; w = w->next)
-		if (!strcmp(w->dev, dev))
-			return w;
 	/* LVM2's layer suffix: the pool LV's own device name without it. */
 	snprintf(base, sizeof(base), "%s", dev);
 	n = strlen(base);
 	if (n > 6 && !strcmp(base + n - 6, "-tpool"))
 		base[n - 6] = '\0';
 	if (!ulvm_dm_name_split(base, vg, sizeof(vg), lv, sizeof(lv)))
+		return false;
+	snprintf(out, len, "%s/%s", vg, lv);
+	return true;
+}
+
+/* The watch of pool device `dev`, made on first sight: NULL when `dev` is not VG-LV. */
+static struct pool_watch *watch_of(struct monitor *m, const char *dev)
+{
+	struct pool_watch *w;
+	char vg_lv[600];
+
+	for (w = m->pools; w; w = w->next)
+		if (!strcmp(w->dev, dev))
+			return w;
+	if (!pool_vg_lv(dev, vg_lv, sizeof(vg_lv)))
 		return NULL;
 	if (!(w = calloc(1, sizeof(*w))))
 		return NULL;
@@ -199,7 +211,7 @@ static struct pool_watch *watch_of(struct monitor *m, const char *dev)
 	w->out_fd = -1;
 	sb_init(&w->out);
 	snprintf(w->dev, sizeof(w->dev), "%s", dev);
-	snprintf(w->vg_lv, sizeof(w->vg_lv), "%s/%s", vg, lv);
+	snprintf(w->vg_lv, sizeof(w->vg_lv), "%s", vg_lv);
 	w->next = m->pools;
 	m->pools = w;
 	return w;
@@ -362,4 +374,35 @@ int monitor_request(struct monitor *m, const char *dev, const char *arg, struct 
 	}
 	sb_puts(reply, i == m->noff && is_pool(m, dev) ? "monitored\n" : "not monitored\n");
 	return 0;
+}
+
+void monitor_renamed(struct monitor *m, const char *dev, const char *new_name)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	/* Keyed by name as the requests are (LVM2's dmeventd keys them by UUID, which a
+	 * rename keeps): without this the old name's entry would be dropped at the next tick
+	 * and the renamed pool watched again. */
+	if ((i = off_find(m, dev)) < m->noff) {
+		char *copy = strdup(new_name);
+		if (!copy) {
+			ulvm_warn("ulvmd: out of memory: %s, renamed %s, is monitored again", dev,
+			          new_name);
+			off_drop(m, i);
+		} else {
+			free(m->off[i]);
+			m->off[i] = copy;
+		}
+	}
+	/* The watch too: the warnings already given stay given; a running lvextend keeps the
+	 * name it was started with. */
+	for (struct pool_watch *w = m->pools; w; w = w->next)
+		if (!strcmp(w->dev, dev)) {
+			char vg_lv[600];
+			snprintf(w->dev, sizeof(w->dev), "%s", new_name);
+			if (pool_vg_lv(new_name, vg_lv, sizeof(vg_lv)))
+				snprintf(w->vg_lv, sizeof(w->vg_lv), "%s", vg_lv);
+		}
 }

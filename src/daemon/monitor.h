@@ -39,5 +39,8 @@ void monitor_free(struct monitor *m);
  * unregisters it from dmeventd), "" replies "monitored" or "not monitored". `m` may be
  * NULL (monitoring off: nothing is monitored). */
 int monitor_request(struct monitor *m, const char *dev, const char *arg, struct strbuf *reply);
+/* Device `dev` is now called `new_name` (lvrename, vgrename): its --monitor setting and its
+ * watch follow it. `m` may be NULL. */
+void monitor_renamed(struct monitor *m, const char *dev, const char *new_name);
 
 #endif
