@@ -476,13 +476,15 @@ int ulvm_lv_refresh(struct ulvm_vg *vg, struct ulvm_lv *lv);
 /* Remove the VG's pool metadata spare (lvremove of lvolN_pmspare, after LVM2's question). */
 int ulvm_thin_spare_remove(struct ulvm_vg *vg, struct ulvm_lv *spare);
 /* lvconvert --repair of an inactive pool, as LVM2 runs thin_repair: the metadata, read as
- * far as it can be, is rebuilt into the VG's spare (made first when there is none), which
- * becomes the pool's tmeta under the old tmeta's name and UUID; the old tmeta stays as the
- * visible LV POOL_metaN and a new spare is made unless no_spare. Commit afterwards. */
+ * far as it can be, is rebuilt into the VG's spare (made first when there is none, and then
+ * committed at once, as LVM2 commits it before it writes into it), which becomes the pool's
+ * tmeta under the old tmeta's name and UUID; the old tmeta stays as the visible LV POOL_metaN
+ * and a new spare is made unless no_spare. Commit afterwards (that commit does the swap). */
 struct ulvm_thin_repair_params {
 	const char *const *pvs; /* where a new spare may go (NULL: anywhere) */
 	size_t npvs;
-	bool no_spare; /* --poolmetadataspare n */
+	bool no_spare;           /* --poolmetadataspare n */
+	const char *description; /* of the new spare's commit (the command line) */
 };
 struct ulvm_thin_repair_result {
 	char backup_name[128];            /* POOL_metaN, the unrepaired metadata */

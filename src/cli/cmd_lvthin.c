@@ -893,7 +893,8 @@ int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare)
 {
 	struct ulvm_thin_repair_params p = {.pvs = argc > 1 ? (const char *const *)argv + 1 : NULL,
 	                                    .npvs = argc > 1 ? (size_t)argc - 1 : 0,
-	                                    .no_spare = no_spare};
+	                                    .no_spare = no_spare,
+	                                    .description = cli_description(c)};
 	struct ulvm_thin_repair_result res;
 	struct ulvm_thin_pool_info pi;
 	char vgn[256], lvn[256];

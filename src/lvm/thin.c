@@ -1435,6 +1435,11 @@ int ulvm_thin_pool_repair(struct ulvm_vg *vg, struct ulvm_lv *pool,
 			return ulvm_error(-ENOSPC, "Cannot create pool metadata spare for %s/%s.",
 			                  vg->name, pool->name);
 		res->spare_made = true;
+		/* Committed before the repair writes into its extents, as LVM2's
+		 * _lvconvert_thin_pool_repair: each commit is then old or new on its own (the
+		 * spare made, then the swap), and a crash in between leaves a VG with a spare. */
+		if ((r = ulvm_vg_commit(vg, p->description)))
+			return r;
 	}
 	if ((r = repair_into(vg, pool, meta, spare, &tid)))
 		return r;

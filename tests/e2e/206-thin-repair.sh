@@ -7,7 +7,9 @@
 # printed. The repaired metadata equals what thin_repair 0.9.0 makes of the same damaged
 # metadata (thin_dump of both), thin_check is clean, the pool activates and every thin LV
 # reads back what was written; LVM2's lvs shows pool_meta0 and the new spare, vgck is clean.
-# A second repair makes pool_meta1; without a spare one is made first. An unreadable
+# A second repair makes pool_meta1; without a spare one is made first and committed on its
+# own before the repair writes into it (as LVM2: two commits, each old or new, the archive
+# between them a VG with the new spare and the old tmeta). An unreadable
 # superblock fails the repair with LVM2's message and changes nothing; a linear LV is
 # refused as LVM2 refuses it.
 set -euo pipefail
@@ -63,7 +65,10 @@ rc=0; ulvm vgchange -ay $VG >/dev/null 2>"$T/act.err" || rc=$?
 assert_match "Check of pool $VG/pool failed" "$(cat "$T/act.err")"
 ulvm vgchange -an $VG >/dev/null 2>&1 || true
 
+seqno() { ulvm vgs --noheadings -o vg_seqno $VG | tr -d ' '; }
+s0=$(seqno)
 out=$(ulvm lvconvert --repair $VG/pool 2>&1) || fail "lvconvert --repair: $out"
+assert_eq $((s0 + 1)) "$(seqno)" "with a spare: one commit (the swap and the new spare)"
 assert_eq "  WARNING: LV $VG/pool_meta0 holds a backup of the unrepaired metadata. Use lvremove when no longer required." "$out"
 # the repaired copy is the tmeta, under the old tmeta's UUID; the old one is pool_meta0
 assert_eq "$ranges_spare" "$(ulvm lvs -a --noheadings -o seg_pe_ranges $VG/pool_tmeta | tr -d ' ')" "new tmeta's extents"
@@ -95,7 +100,16 @@ detach a
 
 # again: pool_meta1; with the spare removed first, a spare is made for it
 ulvm lvremove -y $VG/lvol1_pmspare >/dev/null
+s1=$(seqno)
+sed -i 's/archive = 0/archive = 1/' "$T/etc/lvm.conf"
 out=$(ulvm lvconvert --repair $VG/pool 2>&1) || fail "second repair: $out"
+sed -i 's/archive = 1/archive = 0/' "$T/etc/lvm.conf"
+assert_eq $((s1 + 2)) "$(seqno)" "without a spare: two commits (the spare, then the swap)"
+# the archive made before the second commit holds what the first committed
+mid=$(grep -l "^	seqno = $((s1 + 1))$" "$T"/lvm-archive/${VG}_*.vg | head -1)
+[ -n "$mid" ] || fail "no archive of seqno $((s1 + 1)): $(ls "$T/lvm-archive")"
+grep -q "^		lvol0_pmspare {" "$mid" || fail "the first commit has no new spare (lvol0_pmspare)"
+! grep -q "pool_meta1 {" "$mid" || fail "the first commit already has the swap"
 assert_match "pool_meta1 holds a backup" "$out"
 ulvm lvs -a --noheadings -o lv_name $VG | tr -d ' ' | sort | paste -sd' ' >"$T/names2"
 assert_eq "[lvol1_pmspare] [pool_tdata] [pool_tmeta] pool pool_meta0 pool_meta1 s1 t1" "$(cat "$T/names2")" "lvs -a after the second repair"
