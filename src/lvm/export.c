@@ -200,6 +200,36 @@ static void export_lv(struct exporter *ex, struct cfg_node *lvs, const struct ul
 		export_seg(ex, s, &lv->segs[i], i, extent_size);
 }
 
+/* Where LVM2's _print_vg puts the VG keys ulvm keeps: system_id, lock_type and lock_args
+ * before extent_size; allocation_policy (after an empty line) and profile after max_pv.
+ * A key ulvm does not know stays beside the known one it followed when read (before
+ * extent_size unless it came after allocation_policy or profile), so that a VG read and
+ * written again keeps its keys in their order. */
+static bool vg_key_before_extent_size(const char *key)
+{
+	return !strcmp(key, "system_id") || !strcmp(key, "lock_type") || !strcmp(key, "lock_args");
+}
+
+static bool vg_key_after_max_pv(const char *key)
+{
+	return !strcmp(key, "allocation_policy") || !strcmp(key, "profile");
+}
+
+static void add_vg_extras(struct exporter *ex, struct cfg_node *parent,
+                          const struct cfg_node *extra, bool after_max_pv)
+{
+	bool tail = false; /* past allocation_policy or profile */
+
+	for (const struct cfg_node *n = extra ? extra->child : NULL; n; n = n->next) {
+		struct cfg_node *c;
+		tail |= vg_key_after_max_pv(n->key);
+		if ((tail && !vg_key_before_extent_size(n->key)) != after_max_pv)
+			continue;
+		if ((c = chk(ex, cfg_copy(ex->t, parent, n))) && after_max_pv)
+			c->blank_before = !strcmp(n->key, "allocation_policy");
+	}
+}
+
 static void export_vg(struct exporter *ex, const struct ulvm_vg *vg)
 {
 	struct cfg_node *s = chk(ex, cfg_add_section(ex->t, NULL, vg->name)), *n, *pvs, *lvs;
@@ -216,11 +246,12 @@ static void export_vg(struct exporter *ex, const struct ulvm_vg *vg)
 	add_strlist(ex, s, "flags", &vg->flags);
 	if (vg->tags.n)
 		add_strlist(ex, s, "tags", &vg->tags);
-	add_extras(ex, s, vg->extra);
+	add_vg_extras(ex, s, vg->extra, false);
 	size_comment(ex, chk(ex, cfg_add_int(ex->t, s, "extent_size", vg->extent_size)),
 	             vg->extent_size);
 	chk(ex, cfg_add_int(ex->t, s, "max_lv", vg->max_lv));
 	chk(ex, cfg_add_int(ex->t, s, "max_pv", vg->max_pv));
+	add_vg_extras(ex, s, vg->extra, true);
 	if (vg->metadata_copies >= 0)
 		chk(ex, cfg_add_int(ex->t, s, "metadata_copies", vg->metadata_copies));
 

@@ -43,6 +43,13 @@ compare merge1 $VG
 # 3. by LV (-n), into a new VG with its own attributes
 both split2 vgsplit -n lbc -l 7 -p 9 --alloc contiguous $VG new2
 compare split2 $VG new2
+# the text on disk, as written: LVM2's order of the VG's keys (allocation_policy after
+# max_pv, after an empty line); compare left ulvm's result on the images
+uk=$(vg_keys b new2)
+restore split2.lvm2
+assert_eq "$(vg_keys b new2)" "$uk" "split2: the new VG's keys in LVM2's order"
+assert_match "max_pv.-.allocation_policy" "$(paste -sd. <<<"$uk")" "split2: allocation_policy where LVM2 writes it"
+restore split2.ulvm
 assert_eq "7 9 contiguous" "$(lvm2 vgs --noheadings -o max_lv,max_pv,vg_allocation_policy new2 | xargs)" \
 	"split2: the new VG's attributes (LVM2 reads ulvm's)"
 

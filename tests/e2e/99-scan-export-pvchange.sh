@@ -44,7 +44,13 @@ both() {
 both pvscan pvscan
 both vgscan vgscan
 both lvscan lvscan
+lvm2 vgchange --alloc contiguous e2e99b >/dev/null # a key after max_pv in LVM2's text
 both "vgexport" vgexport e2e99b
+# the text on disk as each wrote it: the VG's keys in LVM2's order (both left LVM2's result)
+lk=$(vg_keys b e2e99b)
+restore
+run_rc uo ue ur ulvm vgexport e2e99b
+assert_eq "$lk" "$(vg_keys b e2e99b)" "vgexport: the VG's keys in LVM2's order"
 both "pvscan of an exported VG" pvscan
 both "vgscan of an exported VG" vgscan
 both "vgexport again" vgexport e2e99b

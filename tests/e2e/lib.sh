@@ -363,6 +363,13 @@ assert_unchanged() {
 
 # lvmtext FILE [PREFIX...]: flattened "path = value" lines of LVM2 text metadata
 lvmtext() { "$PYTHON" "$E2E_DIR/lvmtext.py" "$@"; }
+# vg_keys IMAGE VG: the keys of VG's own section in the text on IMAGE's disk (LVM2's pvck
+# --dump metadata), in the order the writer put them, "-" for an empty line: what a
+# normalised comparison (lvmtext) does not see (awk reads it all: no SIGPIPE for pvck)
+vg_keys() {
+	lvm2 pvck --dump metadata "$(loop "$1")" 2>/dev/null |
+		awk -v vg="$2 {" '$0 == vg { on = 1; next } /_volumes \{/ { on = 0 } on { print NF ? $1 : "-" }'
+}
 
 # insert_lvs IN OUT BLOCKFILE: a backup file with BLOCKFILE inserted before the closing
 # brace of the VG section (the file's last "}" line)
