@@ -16,7 +16,11 @@
 
 #define IO_ALIGN 4096u
 
-/* Test-only power-cut simulation (bdev.h): writes still allowed, -1 = disarmed. */
+/* Test-only power-cut simulation (bdev.h): writes still allowed, -1 = disarmed. The state
+ * below is shared by every thread (lvm/metadata.c flushes the PVs of a commit from threads
+ * of its own): fault_lock guards it; fault_writes_left is read without the lock only to
+ * skip the slow path while disarmed. */
+static pthread_mutex_t fault_lock = PTHREAD_MUTEX_INITIALIZER;
 static long fault_writes_left = -1;
 static long fault_refused;
 
@@ -67,29 +71,38 @@ static void unflushed_lose(void)
 
 long bdev_fault_inject_after(long nwrites)
 {
-	long refused = fault_refused;
+	long refused;
 
+	pthread_mutex_lock(&fault_lock);
+	refused = fault_refused;
 	unflushed_forget_all();
-	fault_writes_left = nwrites < 0 ? -1 : nwrites;
+	__atomic_store_n(&fault_writes_left, nwrites < 0 ? -1 : nwrites, __ATOMIC_RELAXED);
 	fault_refused = 0;
+	pthread_mutex_unlock(&fault_lock);
 	return refused;
 }
 
 bool bdev_fault_armed(void)
 {
-	return fault_writes_left >= 0;
+	return __atomic_load_n(&fault_writes_left, __ATOMIC_RELAXED) >= 0;
 }
 
 void bdev_fault_lose_unflushed(bool on)
 {
+	pthread_mutex_lock(&fault_lock);
 	fault_lose_unflushed = on;
+	pthread_mutex_unlock(&fault_lock);
 }
 
-/* The slow path of the fault check: only reached while a fault is armed. */
+/* The slow path of the fault check, under fault_lock: only reached while a fault is armed. */
 static int fault_hit(struct bdev *bd, bool counts)
 {
-	if (fault_writes_left > 0) {
-		fault_writes_left -= counts;
+	long left = fault_writes_left;
+
+	if (left < 0) /* disarmed since the caller looked */
+		return 0;
+	if (left > 0) {
+		__atomic_store_n(&fault_writes_left, left - counts, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (fault_refused++ == 0)
@@ -127,15 +140,31 @@ static void unflushed_flushed(const struct bdev *bd)
 			unflushed_forget(i);
 }
 
-/* One predictable branch on the hot path. A write or discard (len != 0) that goes through
- * keeps what it replaces when unflushed writes are to be lost; a flush forgets them. */
+/* While a fault is armed: a write or discard (len != 0) that goes through keeps what it
+ * replaces when unflushed writes are to be lost; a flush forgets them. All of it under
+ * fault_lock, as one step: two threads flushing at once once freed the same entries. */
+static int fault_check(struct bdev *bd, bool counts, size_t len, uint64_t off)
+{
+	int r;
+
+	pthread_mutex_lock(&fault_lock);
+	r = fault_hit(bd, counts);
+	if (!r && fault_lose_unflushed) {
+		if (counts)
+			r = unflushed_keep(bd, len, off);
+		else
+			unflushed_flushed(bd);
+	}
+	pthread_mutex_unlock(&fault_lock);
+	return r;
+}
+
+/* One predictable branch on the hot path. */
 #define FAULT_CHECK(bd, counts, len, off)                                                          \
 	do {                                                                                       \
-		if (__builtin_expect(fault_writes_left >= 0, 0)) {                                 \
-			int fault_r_ = fault_hit(bd, counts);                                      \
-			if (!fault_r_ && fault_lose_unflushed)                                     \
-				fault_r_ = (counts) ? unflushed_keep(bd, len, off)                 \
-				                    : (unflushed_flushed(bd), 0);                  \
+		if (__builtin_expect(__atomic_load_n(&fault_writes_left, __ATOMIC_RELAXED) >= 0,   \
+		                     0)) {                                                         \
+			int fault_r_ = fault_check(bd, counts, len, off);                          \
 			if (fault_r_)                                                              \
 				return fault_r_;                                                   \
 		}                                                                                  \
