@@ -11,7 +11,11 @@ ulvmd_start() {
 ulvmd_stop() {
 	local i
 	[ -n "$DPID" ] || return 0
-	"$ULVM" serve --stop || fail "ulvm serve --stop"
+	# On a failed stop, what the daemon said (a crash while it shut down, a sanitizer report).
+	"$ULVM" serve --stop || {
+		_san_filter "ulvm serve" <"$T/serve.err" >&2
+		fail "ulvm serve --stop"
+	}
 	for i in $(seq 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done
 	kill -0 "$DPID" 2>/dev/null && fail "ulvmd did not stop"
 	[ ! -e "$ULVM_RUN_DIR/ulvmd.sock" ] && [ ! -e "$ULVM_RUN_DIR/nbd.sock" ] ||
