@@ -247,6 +247,9 @@ struct ulvm_vgcreate_opts {
 	const char *const *tags;
 	size_t ntags;
 	struct ulvm_pvcreate_opts pv; /* for arguments that are not yet PVs */
+	const char *alloc;            /* allocation policy; NULL: normal */
+	const char *profile;          /* metadata profile recorded; NULL: none */
+	bool no_autoactivation;       /* flag NOAUTOACTIVATE (--setautoactivation n) */
 };
 
 int ulvm_vgcreate(struct ulvm_ctx *ctx, const char *name, const char *const *pv_paths, size_t npvs,
@@ -278,7 +281,13 @@ int ulvm_vg_check(struct ulvm_vg *vg);
 
 /* ---- LVs -------------------------------------------------------------------------------- */
 
-enum ulvm_alloc_policy { ULVM_ALLOC_NORMAL, ULVM_ALLOC_CONTIGUOUS, ULVM_ALLOC_ANYWHERE };
+/* cling: an extension goes only on the PVs of the LV's last segment (a new LV: as normal). */
+enum ulvm_alloc_policy {
+	ULVM_ALLOC_NORMAL,
+	ULVM_ALLOC_CONTIGUOUS,
+	ULVM_ALLOC_ANYWHERE,
+	ULVM_ALLOC_CLING,
+};
 
 struct ulvm_lv_params {
 	const char *name;     /* NULL: lvolN */
@@ -316,6 +325,28 @@ const char *ulvm_lv_segtype(const struct ulvm_lv *lv); /* type of the first segm
  * "inherit", a VG's "normal". */
 const char *ulvm_lv_alloc_policy(const struct ulvm_lv *lv);
 const char *ulvm_vg_alloc_policy(const struct ulvm_vg *vg);
+/* Record a policy as LVM2 does ("inherit" for an LV and "normal" for a VG are their defaults:
+ * no key); -EINVAL for another word, or "inherit" for a VG (LVM2's message). */
+int ulvm_lv_set_alloc_policy(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *policy);
+int ulvm_vg_set_alloc_policy(struct ulvm_vg *vg, const char *policy);
+enum ulvm_alloc_policy ulvm_alloc_policy_of(const char *policy);
+/* The policy an allocation for `lv` (NULL: a new LV) follows: its own, else the VG's. */
+enum ulvm_alloc_policy ulvm_lv_effective_alloc(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+/* The metadata profile attached (key "profile"), NULL: none; set NULL to detach. ulvm
+ * records it; it does not apply the profile's settings. */
+const char *ulvm_lv_profile(const struct ulvm_lv *lv);
+const char *ulvm_vg_profile(const struct ulvm_vg *vg);
+int ulvm_lv_set_profile(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *name);
+int ulvm_vg_set_profile(struct ulvm_vg *vg, const char *name);
+/* Read ahead in sectors (key read_ahead, as LVM2: none written -1, auto not written). */
+#define ULVM_READ_AHEAD_AUTO UINT32_MAX
+#define ULVM_READ_AHEAD_NONE 0
+uint32_t ulvm_lv_read_ahead(const struct ulvm_lv *lv);
+int ulvm_lv_set_read_ahead(struct ulvm_vg *vg, struct ulvm_lv *lv, uint32_t sectors);
+/* A persistent device number (FIXED_MINOR, keys major and minor): true when set; -1 for a
+ * number not recorded. minor < 0 clears it. */
+bool ulvm_lv_persistent(const struct ulvm_lv *lv, int *major, int *minor);
+int ulvm_lv_set_persistent(struct ulvm_vg *vg, struct ulvm_lv *lv, int major, int minor);
 bool ulvm_strlist_has(const struct ulvm_strlist *l, const char *word);
 /* LVM2's rules for VG and LV names; false with the reason in `why` for a name it refuses. */
 bool ulvm_name_valid(const char *name, char *why, size_t whylen);

@@ -256,6 +256,53 @@ int cli_vg_attrs(struct ulvm_vg *vg, const struct cli_vg_attrs *a);
  * when the file or the PV is not there); an exit code. */
 int cli_pv_layout_from_backup(const char *file, const char *uuid, struct ulvm_pvcreate_opts *o);
 
+/* cmd_lvopts.c: the settings LVM2 records for an LV or VG (lvcreate, lvchange, vgcreate,
+ * vgchange): -p|--permission, -r|--readahead, -M|--persistent, -j|--major, --minor,
+ * --setautoactivation, --metadataprofile, --detachprofile, --alloc. */
+#define OPT_MINOR             9100
+#define OPT_SETAUTOACTIVATION 9101
+#define OPT_METADATAPROFILE   9102
+#define OPT_DETACHPROFILE     9103
+#define OPT_ALLOC             9104
+#define SETTINGS_LONGOPTS                                                                          \
+	{"readahead", required_argument, NULL, 'r'}, {"persistent", required_argument, NULL, 'M'}, \
+	    {"major", required_argument, NULL, 'j'},                                               \
+	    {"minor", required_argument, NULL, OPT_MINOR},                                         \
+	    {"setautoactivation", required_argument, NULL, OPT_SETAUTOACTIVATION},                 \
+	    {"metadataprofile", required_argument, NULL, OPT_METADATAPROFILE},                     \
+	{                                                                                          \
+		"alloc", required_argument, NULL, OPT_ALLOC                                        \
+	}
+struct cli_settings {
+	const char *perm; /* "r" or "rw" */
+	bool readahead_set;
+	uint32_t readahead;           /* sectors, ULVM_READ_AHEAD_AUTO/NONE */
+	int persistent, major, minor; /* -1: not given */
+	int autoactivation;           /* -1, 0 or 1 */
+	const char *profile;          /* --metadataprofile */
+	bool detach_profile;          /* --detachprofile */
+	const char *alloc;            /* a policy's word as recorded */
+};
+void cli_settings_init(struct cli_settings *s);
+/* 1: `opt` was one of these, 0: not, -1: a bad value (LVM2's messages printed, exit 3). */
+int cli_settings_opt(struct cli_settings *s, int opt, const char *arg);
+bool cli_settings_any(const struct cli_settings *s);
+/* -M/--major/--minor as LVM2 checks them (the major given is ignored, with LVM2's
+ * warning); 0 or an exit code after the message. */
+int cli_settings_check_persistent(struct cli_settings *s);
+/* The profile must exist in config/profile_dir (LVM2's messages); ulvm then warns that it
+ * records it without applying it. 0 or an exit code. */
+int cli_settings_check_profile(const char *name);
+/* Apply to an LV or a VG in memory (create: a new one, no "already" checks); *changed when
+ * something changed (to commit), *tell when LVM2 says so ("changed": not for -My alone);
+ * -EEXIST after LVM2's "is already" message for a setting as asked. */
+int cli_settings_apply_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
+                          const struct cli_settings *s, bool create, bool *changed, bool *tell);
+int cli_settings_apply_vg(struct cli *c, struct ulvm_vg *vg, const struct cli_settings *s,
+                          bool create, bool *changed);
+/* -aay: neither the VG nor the LV has autoactivation turned off. */
+bool cli_lv_autoactivates(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+
 /* cmd_vgcfglist.c: vgcfgrestore --list */
 int cli_vgcfgrestore_list(struct cli *c, const char *vg, const char *file);
 

@@ -538,28 +538,41 @@ static int vg_check_not_in_use(struct ulvm_vg *vg)
 
 int cmd_vgchange(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   CHANGE_LONGOPTS,
-	                                   {"activate", required_argument, NULL, 'a'},
-	                                   {"addtag", required_argument, NULL, 8000},
-	                                   {"deltag", required_argument, NULL, 8001},
-	                                   {"select", required_argument, NULL, 'S'},
-	                                   {"resizeable", required_argument, NULL, 'x'},
-	                                   {"resizable", required_argument, NULL, 'x'},
-	                                   {"logicalvolume", required_argument, NULL, 'l'},
-	                                   {"uuid", no_argument, NULL, 'u'},
-	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    CHANGE_LONGOPTS,
+	    {"activate", required_argument, NULL, 'a'},
+	    {"addtag", required_argument, NULL, 8000},
+	    {"deltag", required_argument, NULL, 8001},
+	    {"select", required_argument, NULL, 'S'},
+	    {"resizeable", required_argument, NULL, 'x'},
+	    {"resizable", required_argument, NULL, 'x'},
+	    {"logicalvolume", required_argument, NULL, 'l'},
+	    {"uuid", no_argument, NULL, 'u'},
+	    {"ignoreactivationskip", no_argument, NULL, 'K'},
+	    {"alloc", required_argument, NULL, OPT_ALLOC},
+	    {"metadataprofile", required_argument, NULL, OPT_METADATAPROFILE},
+	    {"detachprofile", no_argument, NULL, OPT_DETACHPROFILE},
+	    {"setautoactivation", required_argument, NULL, OPT_SETAUTOACTIVATION},
+	    {0}};
 	const char *act = NULL, *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 	struct cli_vg_attrs attrs = {.resizeable = -1, .max_lv = -1};
+	struct cli_settings set;
 	bool change_attrs = false;
 
+	cli_settings_init(&set);
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:x:l:uK", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt >= OPT_MINOR && (r = cli_settings_opt(&set, opt, optarg)) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			change_attrs = true;
+			continue;
+		}
 		if (opt == 'x' || opt == 'l') {
 			char *end;
 			long v = opt == 'l' ? strtol(optarg, &end, 10) : 0;
@@ -599,6 +612,12 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Usage: ulvm vgchange -a y|n | --addtag T | --deltag T VG...\n");
 		return EINVALID_CMD_LINE;
 	}
+	if (set.profile && set.detach_profile) {
+		fprintf(stderr, "  Only one of --metadataprofile and --detachprofile permitted.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (set.profile && (r = cli_settings_check_profile(set.profile)))
+		return r;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	argv += optind;
@@ -609,7 +628,9 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	for (int i = optind; i < argc; i++) {
 		struct ulvm_vg *vg;
 		size_t active = 0;
-		bool on = act && act[0] != 'n';
+		bool on = act && act[0] != 'n', changed = false;
+		/* -aay: LVM2 passes over a VG whose autoactivation is off, saying nothing */
+		bool autoact = act && !strcmp(act, "ay");
 
 		if ((r = cli_vg_open(
 		         c, argv[i],
@@ -623,6 +644,13 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			r = ulvm_tag_del(&vg->tags, del[k]);
 		if (!r && change_attrs)
 			r = cli_vg_attrs(vg, &attrs);
+		if (!r && cli_settings_any(&set) &&
+		    (r = cli_settings_apply_vg(c, vg, &set, false, &changed)) == -EEXIST) {
+			/* LVM2's "is already" message is printed: the VG is left as it was */
+			rc = ECMD_FAILED;
+			ulvm_vg_close(vg);
+			continue;
+		}
 		if (!r && (nadd || ndel || change_attrs))
 			r = ulvm_vg_commit(vg, cli_description(c));
 		if (r) {
@@ -635,9 +663,13 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			ulvm_vg_close(vg);
 			continue;
 		}
+		if (autoact && ulvm_strlist_has(&vg->flags, "NOAUTOACTIVATE")) {
+			ulvm_vg_close(vg);
+			continue;
+		}
 		for (size_t l = 0; act && l < vg->nlvs; l++) {
 			struct ulvm_lv *lv = vg->lvs[l];
-			if (!ulvm_lv_visible(lv))
+			if (!ulvm_lv_visible(lv) || (autoact && !cli_lv_autoactivates(vg, lv)))
 				continue;
 			if ((r = cli_activate_lv(c, vg, lv, on)) ||
 			    (on && (r = cli_merge_poll(c, vg, lv)))) {

@@ -84,14 +84,14 @@ int size_arg_extents(struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct 
 	return 0;
 }
 
-static int parse_alloc(const char *arg, enum ulvm_alloc_policy *p)
+/* lvextend --alloc: "inherit" is the LV's own policy (-1: that one). */
+static int parse_alloc(const char *arg, int *p)
 {
-	if (!strcmp(arg, "normal") || !strcmp(arg, "inherit") || !strcmp(arg, "cling"))
-		*p = ULVM_ALLOC_NORMAL;
-	else if (!strcmp(arg, "contiguous"))
-		*p = ULVM_ALLOC_CONTIGUOUS;
-	else if (!strcmp(arg, "anywhere"))
-		*p = ULVM_ALLOC_ANYWHERE;
+	if (!strcmp(arg, "inherit"))
+		*p = -1;
+	else if (!strcmp(arg, "normal") || !strcmp(arg, "cling") || !strcmp(arg, "cling_by_tags") ||
+	         !strcmp(arg, "contiguous") || !strcmp(arg, "anywhere"))
+		*p = (int)ulvm_alloc_policy_of(strcmp(arg, "cling_by_tags") ? arg : "cling");
 	else
 		return ulvm_error(-EINVAL, "Invalid allocation policy \"%s\"", arg);
 	return 0;
@@ -152,13 +152,14 @@ out:
  * committed as a plain LV, its first 4 KiB zeroed, then it becomes the snapshot's store
  * (second commit), and the origin's stack is (re)loaded when it is active. */
 static int lvcreate_snapshot(struct cli *c, int argc, char **argv, struct ulvm_lv_params *p,
-                             const struct size_arg *sz, uint32_t chunk, bool activate)
+                             const struct size_arg *sz, uint32_t chunk, bool activate,
+                             const struct cli_settings *set)
 {
 	char vgn[256], lvn[256];
 	struct ulvm_vg *vg;
 	struct ulvm_lv *origin, *cow = NULL;
 	uint64_t extents, want;
-	bool was_active;
+	bool was_active, changed = false;
 	int r;
 
 	if (optind >= argc || cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
@@ -198,7 +199,11 @@ static int lvcreate_snapshot(struct cli *c, int argc, char **argv, struct ulvm_l
 	}
 	was_active = ulvm_lv_active(vg, origin);
 	p->extents = extents;
-	if ((r = ulvm_lv_create(vg, p, &cow)) || (r = ulvm_vg_commit(vg, cli_description(c))))
+	p->alloc =
+	    set->alloc ? ulvm_alloc_policy_of(set->alloc) : ulvm_lv_effective_alloc(vg, NULL);
+	if ((r = ulvm_lv_create(vg, p, &cow)) ||
+	    (r = cli_settings_apply_lv(c, vg, cow, set, true, &changed, &changed)) ||
+	    (r = ulvm_vg_commit(vg, cli_description(c))))
 		goto out;
 	if ((r = wipe_new_lv(c, vg, cow, true, false)) ||
 	    (r = ulvm_lv_snapshot_create(vg, origin, cow, chunk)) ||
@@ -231,7 +236,8 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	                                   {"stripes", required_argument, NULL, 'i'},
 	                                   {"stripesize", required_argument, NULL, 'I'},
 	                                   {"contiguous", required_argument, NULL, 'C'},
-	                                   {"alloc", required_argument, NULL, 7000},
+	                                   SETTINGS_LONGOPTS,
+	                                   {"permission", required_argument, NULL, 'p'},
 	                                   {"addtag", required_argument, NULL, 7001},
 	                                   {"activate", required_argument, NULL, 'a'},
 	                                   {"zero", required_argument, NULL, 'Z'},
@@ -254,16 +260,24 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	int zero = 1, wipe = -1;
 	char vgbuf[256], lvbuf[256];
 	uint64_t s, extents;
+	struct cli_settings set;
+	bool contiguous = false, zero_given = false, inactive = false, changed = false;
 	int opt, r;
 
 	if (cli_lvcreate_is_thin(argc, argv))
 		return cmd_lvcreate_thin(c, argc, argv);
 	p.tags = tags;
-	while ((opt = getopt_long(argc, argv,
-	                          COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:", lo,
-	                          NULL)) != -1) {
+	cli_settings_init(&set);
+	while ((opt = getopt_long(
+	            argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:p:r:M:j:",
+	            lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if ((r = cli_settings_opt(&set, opt, optarg)) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			continue;
+		}
 		switch (opt) {
 		case 'L':
 		case 'l':
@@ -302,12 +316,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			p.stripe_size = (uint32_t)s;
 			break;
 		case 'C':
-			if (optarg[0] == 'y')
-				p.alloc = ULVM_ALLOC_CONTIGUOUS;
-			break;
-		case 7000:
-			if (parse_alloc(optarg, &p.alloc))
-				return cli_fail(-EINVAL);
+			contiguous = optarg[0] == 'y';
 			break;
 		case 7001:
 			if (p.ntags < ARRAY_SIZE(tags))
@@ -318,6 +327,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			break;
 		case 'a':
 			activate = optarg[0] != 'n';
+			inactive = !activate;
 			break;
 		case 'Z':
 		case 'W':
@@ -327,6 +337,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 				return EINVALID_CMD_LINE;
 			}
 			*(opt == 'Z' ? &zero : &wipe) = optarg[0] == 'y';
+			zero_given |= optarg[0] == 'y';
 			break;
 		case 'k':
 			break;
@@ -349,8 +360,32 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			return EINVALID_CMD_LINE;
 		}
 	}
+	/* LVM2's checks of the allocation, persistence, profile and permission settings */
+	if (contiguous && set.alloc && strcmp(set.alloc, "contiguous")) {
+		fprintf(stderr, "  Conflicting contiguous and alloc arguments.\n"
+		                "  Run `lvcreate --help' for more information.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (contiguous)
+		set.alloc = "contiguous";
+	if ((r = cli_settings_check_persistent(&set)))
+		return r;
+	if (set.profile && (r = cli_settings_check_profile(set.profile)))
+		return r;
+	if (set.perm && !strcmp(set.perm, "r")) {
+		/* a read-only LV is neither zeroed nor wiped; asking for it is refused (LVM2
+		 * then exits 0 having created nothing) */
+		if (zero_given) {
+			fprintf(
+			    stderr,
+			    "  Cannot zero read-only %slogical volume with option -Zy or -Wy.\n",
+			    inactive ? "inactive " : "");
+			return ECMD_PROCESSED;
+		}
+		zero = wipe = 0;
+	}
 	if (snapshot)
-		return lvcreate_snapshot(c, argc, argv, &p, &sz, chunk, activate);
+		return lvcreate_snapshot(c, argc, argv, &p, &sz, chunk, activate, &set);
 	if (type && (r = ulvm_lv_params_set_type(&p, type)))
 		return cli_fail(r);
 	if (optind >= argc) {
@@ -382,7 +417,11 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	}
 	size_arg_extents(vg, NULL, &sz, p.pvs, p.npvs, &extents);
 	p.extents = extents;
+	/* the policy asked for, else the VG's (a new LV inherits it) */
+	p.alloc = set.alloc ? ulvm_alloc_policy_of(set.alloc) : ulvm_lv_effective_alloc(vg, NULL);
 	r = ulvm_lv_create(vg, &p, &lv);
+	if (!r)
+		r = cli_settings_apply_lv(c, vg, lv, &set, true, &changed, &changed);
 	if (!r)
 		r = ulvm_vg_commit(vg, cli_description(c));
 	if (!r && (r = wipe_new_lv(c, vg, lv, zero, wipe < 0 ? zero : wipe))) {
@@ -468,7 +507,7 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	char vgn[256], lvn[256], b1[64], b2[64], dmname[300];
 	uint64_t s, extents;
 	uint32_t old;
-	int opt, r;
+	int opt, r, alloc = -1;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:i:I:rn", lo,
 	                          NULL)) != -1) {
@@ -489,7 +528,7 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 			p.stripe_size = (uint32_t)s;
 			break;
 		case 7000:
-			if (parse_alloc(optarg, &p.alloc))
+			if (parse_alloc(optarg, &alloc))
 				return cli_fail(-EINVAL);
 			break;
 		case 'r':
@@ -551,6 +590,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		goto out;
 	}
 	old = lv->le_count;
+	/* without --alloc, the LV's recorded policy (inherit: the VG's), as LVM2 */
+	p.alloc = alloc >= 0 ? (enum ulvm_alloc_policy)alloc : ulvm_lv_effective_alloc(vg, lv);
 	size_arg_extents(vg, lv, &sz, p.pvs, p.npvs, &extents);
 	if (kind == RESIZE_EXTEND && extents < old) {
 		r = ulvm_error(-EINVAL,
@@ -1092,8 +1133,19 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			if (is_snap)
 				display_cow_lines(vg, lv, &snap);
 			printf("  Segments               %zu\n", lv->nsegs);
-			printf("  Allocation             inherit\n");
-			printf("  Read ahead sectors     auto\n   \n");
+			int major, minor;
+			uint32_t ra = ulvm_lv_read_ahead(lv);
+			printf("  Allocation             %s\n", ulvm_lv_alloc_policy(lv));
+			if (ra == ULVM_READ_AHEAD_AUTO)
+				printf("  Read ahead sectors     auto\n");
+			else
+				printf("  Read ahead sectors     %u\n", ra);
+			if (ulvm_lv_persistent(lv, &major, &minor)) {
+				if (major >= 0)
+					printf("  Persistent major       %d\n", major);
+				printf("  Persistent minor       %d\n", minor);
+			}
+			printf("   \n");
 			if (maps)
 				cli_display_lv_map(vg, lv);
 		}
@@ -1156,17 +1208,26 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"permission", required_argument, NULL, 'p'},
 	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
 	                                   {"monitor", required_argument, NULL, 8002},
+	                                   SETTINGS_LONGOPTS,
+	                                   {"detachprofile", no_argument, NULL, OPT_DETACHPROFILE},
 	                                   {0}};
+	struct cli_settings set;
 	const char *perm = NULL, *monitor = NULL;
 	const char *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 	const char *activate = NULL;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:p:K", lo,
+	cli_settings_init(&set);
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:p:Kr:M:j:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt != 'p' && (r = cli_settings_opt(&set, opt, optarg)) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			continue;
+		}
 		if (opt == 'S') {
 			c->select = optarg;
 			continue;
@@ -1203,6 +1264,28 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		else
 			return EINVALID_CMD_LINE;
 	}
+	/* LVM2's command definitions: -My takes --minor, -Mn neither it nor --major */
+	if ((set.persistent == 1 && set.minor < 0) || (set.persistent < 0 && set.minor >= 0)) {
+		fprintf(stderr, "  No command with matching syntax recognised.  Run 'lvchange "
+		                "--help' for more information.\n  Nearest similar command has "
+		                "syntax:\n");
+		printf("  lvchange -M|--persistent y --minor Number LV\n  Make the minor device "
+		       "number persistent for an LV.\n\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (set.persistent == 0 && (set.minor >= 0 || set.major >= 0)) {
+		fprintf(stderr, "  Command does not accept option: --%s.\n",
+		        set.minor >= 0 ? "minor" : "major");
+		return EINVALID_CMD_LINE;
+	}
+	if (set.profile && set.detach_profile) {
+		fprintf(stderr, "  Only one of --metadataprofile and --detachprofile permitted.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_settings_check_persistent(&set)))
+		return r;
+	if (set.profile && (r = cli_settings_check_profile(set.profile)))
+		return r;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	argv += optind;
@@ -1214,6 +1297,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		char vgn[256], lvn[256];
 		struct ulvm_vg *vg;
 		struct ulvm_lv *lv;
+		bool changed = false, tell = false, set_failed = false;
 
 		if (open_lv_arg(c, argv[i], vgn, lvn, &vg, &lv)) {
 			rc = ECMD_FAILED;
@@ -1226,7 +1310,15 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 			r = ulvm_tag_del(&lv->tags, del[k]);
 		if (!r && perm)
 			r = cli_lv_permission(vg, lv, perm);
-		if (!r && (nadd || ndel || perm))
+		if (!r && cli_settings_any(&set)) {
+			r = cli_settings_apply_lv(c, vg, lv, &set, false, &changed, &tell);
+			/* an "already" setting fails the LV; the others are still written */
+			if (r == -EEXIST) {
+				set_failed = true;
+				r = 0;
+			}
+		}
+		if (!r && (nadd || ndel || perm || changed))
 			r = ulvm_vg_commit(vg, cli_description(c));
 		/* an active LV's table follows its new permission (LVM2 reloads it) */
 		if (!r && perm && !activate && ulvm_lv_active(vg, lv))
@@ -1244,10 +1336,12 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 			ulvm_vg_close(vg);
 			continue;
 		}
-		if (!r && activate)
+		/* -aay: not an LV (or VG) whose autoactivation is off, as LVM2 */
+		bool skip = activate && !strcmp(activate, "ay") && !cli_lv_autoactivates(vg, lv);
+		if (!r && activate && !skip)
 			r = cli_activate_lv(c, vg, lv, activate[0] != 'n');
 		/* An origin whose snapshot merges: the merge runs now (LVM2 polls it). */
-		if (!r && activate && activate[0] != 'n')
+		if (!r && activate && activate[0] != 'n' && !skip)
 			r = cli_merge_poll(
 			    c, vg,
 			    ulvm_lv_snapshot(vg, lv, &snap) && snap.origin ? snap.origin : lv);
@@ -1257,10 +1351,12 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		if (r) {
 			cli_fail(r);
 			rc = ECMD_FAILED;
-		} else if (nadd || ndel || perm) {
+		} else if (nadd || ndel || perm || tell) {
 			cli_print("Logical volume %s/%s changed.", vgn, lvn);
 		}
-		cmdlog_done(r ? ECMD_FAILED : ECMD_PROCESSED);
+		if (set_failed)
+			rc = ECMD_FAILED;
+		cmdlog_done(r || set_failed ? ECMD_FAILED : ECMD_PROCESSED);
 		ulvm_vg_close(vg);
 	}
 	return rc;

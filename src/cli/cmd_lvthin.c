@@ -50,7 +50,14 @@ bool cli_lvcreate_is_thin(int argc, char **argv)
 {
 	bool thin = false, snap = false, size = false, virt = false;
 	int opt, saved_opterr = opterr;
+	/* getopt permutes what it scans: scan a copy, so that options this scan does not know
+	 * (lvcreate's others) leave the command's own argv as it was */
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
 
+	if (!copy)
+		return false;
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	argv = copy;
 	opterr = 0;
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, THIN_SHORTOPTS, thin_lo, NULL)) != -1) {
@@ -67,6 +74,7 @@ bool cli_lvcreate_is_thin(int argc, char **argv)
 	}
 	opterr = saved_opterr;
 	optind = 0;
+	free(copy);
 	return thin || (virt && !snap) || (snap && !size);
 }
 

@@ -59,25 +59,36 @@ static void say_new_pvs(char *const *paths, int n, bool *fresh, const char *vgna
 
 int cmd_vgcreate(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   CHANGE_LONGOPTS,
-	                                   PV_LONGOPTS,
-	                                   {"physicalextentsize", required_argument, NULL, 's'},
-	                                   {"addtag", required_argument, NULL, 5000},
-	                                   {"maxlogicalvolumes", required_argument, NULL, 'l'},
-	                                   {"maxphysicalvolumes", required_argument, NULL, 'p'},
-	                                   {"vgmetadatacopies", required_argument, NULL, 5001},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    CHANGE_LONGOPTS,
+	    PV_LONGOPTS,
+	    {"physicalextentsize", required_argument, NULL, 's'},
+	    {"addtag", required_argument, NULL, 5000},
+	    {"maxlogicalvolumes", required_argument, NULL, 'l'},
+	    {"maxphysicalvolumes", required_argument, NULL, 'p'},
+	    {"vgmetadatacopies", required_argument, NULL, 5001},
+	    {"alloc", required_argument, NULL, OPT_ALLOC},
+	    {"metadataprofile", required_argument, NULL, OPT_METADATAPROFILE},
+	    {"setautoactivation", required_argument, NULL, OPT_SETAUTOACTIVATION},
+	    {0}};
 	struct ulvm_vgcreate_opts o = {.pv.metadata_copies = ULVM_DEFAULT};
+	struct cli_settings set;
 	const char *tags[32];
 	uint64_t s;
 	int opt, r;
 
 	o.tags = tags;
+	cli_settings_init(&set);
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "s:l:p:Z:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt >= OPT_MINOR && (r = cli_settings_opt(&set, opt, optarg)) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			continue;
+		}
 		if ((r = pvcreate_opt(opt, optarg, &o.pv)) == 1)
 			continue;
 		switch (opt) {
@@ -112,6 +123,16 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  Please enter physical volume name(s)\n");
 		return EINVALID_CMD_LINE;
 	}
+	if (set.alloc && !strcmp(set.alloc, "inherit")) {
+		fprintf(stderr, "  Volume Group allocation policy cannot inherit from anything\n"
+		                "  Run `vgcreate --help' for more information.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (set.profile && (r = cli_settings_check_profile(set.profile)))
+		return r;
+	o.alloc = set.alloc;
+	o.profile = set.profile;
+	o.no_autoactivation = set.autoactivation == 0;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	cli_pvcreate_asks(c, &o.pv); /* devices that are not PVs yet: LVM2's questions */

@@ -69,6 +69,51 @@ struct help_cmd {
 		}                                                                                  \
 	}
 
+/* The settings LVM2 records for an LV (lvcreate, lvchange) or a VG (vgcreate, vgchange). */
+#define O_READAHEAD                                                                                \
+	{                                                                                          \
+		'r', "readahead", "auto|none|Number",                                              \
+		    "The read ahead in sectors (a multiple of 8), recorded as LVM2's read_ahead "  \
+		    "(ulvm's devices are not kernel ones: lvs shows it, nothing reads ahead).",    \
+		    0                                                                              \
+	}
+#define O_PERSISTENT                                                                               \
+	{'M', "persistent", "y|n", "Record a persistent minor number (with --minor) or drop it.",  \
+	 0},                                                                                       \
+	    {'j', "major", "Number",                                                               \
+	     "Ignored, as LVM2 does: the kernel's device-mapper major (0 without one) is "         \
+	     "recorded.",                                                                          \
+	     0},                                                                                   \
+	{                                                                                          \
+		0, "minor", "Number", "The persistent minor number (0-1048575).", 0                \
+	}
+#define O_SETAUTOACTIVATION(what)                                                                  \
+	{                                                                                          \
+		0, "setautoactivation", "y|n",                                                     \
+		    "Whether -aay (autoactivation) activates the " what                            \
+		    " (flag NOAUTOACTIVATE when n).",                                              \
+		    0                                                                              \
+	}
+#define O_METADATAPROFILE                                                                          \
+	{                                                                                          \
+		0, "metadataprofile", "String",                                                    \
+		    "Attach this profile (config/profile_dir/NAME.profile must exist): ulvm "      \
+		    "records it but does not apply its settings, and says so.",                    \
+		    0                                                                              \
+	}
+#define O_DETACHPROFILE                                                                            \
+	{                                                                                          \
+		0, "detachprofile", NULL, "Detach the metadata profile.", 0                        \
+	}
+#define O_ALLOC                                                                                    \
+	{                                                                                          \
+		0, "alloc", "contiguous|cling|normal|anywhere|inherit",                            \
+		    "The allocation policy, recorded and followed by ulvm's allocator (cling: an " \
+		    "extension stays on the PVs of the last segment; cling_by_tags is cling; "     \
+		    "anywhere: as normal).",                                                       \
+		    0                                                                              \
+	}
+
 /* The options every LVM-style command takes (LVM2's COMMON_OPTIONS, as ulvm has them). */
 static const struct help_opt common_opts[] = {
     {'d', "debug", NULL, "Accepted for LVM2 compatibility; debug output is -vvvv's.", 0},
@@ -243,7 +288,7 @@ static const struct help_cmd help_cmds[] = {
           O_ADDTAG("VG"),
           {0, "vgmetadatacopies", "all|unmanaged|Number", "How many metadata copies the VG keeps.",
            0},
-          PVFMT_OPTS),
+          O_ALLOC, O_SETAUTOACTIVATION("VG's LVs"), O_METADATAPROFILE, PVFMT_OPTS),
      "Creates a VG on the given devices, initializing as PVs those that are not yet."},
     {"vgextend", "Add physical volumes to a volume group", STYLE_LVM,
      FORMS({NULL, "VG PV ...", NULL}), OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT, PVFMT_OPTS),
@@ -305,7 +350,10 @@ static const struct help_cmd help_cmds[] = {
           {'k', "setactivationskip", "y|n", "Skip the LV in -ay activation.", 0},
           {'W', "wipesignatures", "y|n", "Wipe signatures found at the LV's start.", 0},
           {'Z', "zero", "y|n", "Zero the LV's first 4 KiB (default y).", 0}, O_ADDTAG("LV"),
-          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
+          O_ALLOC,
+          {'p', "permission", "rw|r",
+           "Create the LV writable (default) or read-only (then not zeroed; -Zy/-Wy refused).", 0},
+          O_READAHEAD, O_PERSISTENT, O_SETAUTOACTIVATION("LV"), O_METADATAPROFILE,
           {0, "type", "linear|striped|thin-pool|thin", "The segment type (implied by -i, -T, -V).",
            0},
           {'s', "snapshot", NULL,
@@ -400,7 +448,8 @@ static const struct help_cmd help_cmds[] = {
           {'a', "activate", "y|n|ay",
            "Activate (load the LV's table into ulvm's device-mapper) or deactivate.", 0},
           O_ADDTAG("LV"), O_DELTAG("LV"), O_SELECT,
-          {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0},
+          {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0}, O_READAHEAD,
+          O_PERSISTENT, O_SETAUTOACTIVATION("LV"), O_METADATAPROFILE, O_DETACHPROFILE, O_ALLOC,
           {'K', "ignoreactivationskip", NULL,
            "Activate LVs flagged to be skipped (thin snapshots).", 0},
           {0, "monitor", "y|n",
@@ -444,7 +493,8 @@ static const struct help_cmd help_cmds[] = {
           {'l', "logicalvolume", "Number", "The most LVs the VG may hold (0: no limit).", 0},
           {'u', "uuid", NULL, "Give the VG a new UUID (its LVs inactive).", 0},
           {'K', "ignoreactivationskip", NULL,
-           "Activate LVs flagged to be skipped (thin snapshots).", 0}),
+           "Activate LVs flagged to be skipped (thin snapshots).", 0},
+          O_ALLOC, O_SETAUTOACTIVATION("VG's LVs"), O_METADATAPROFILE, O_DETACHPROFILE),
      "Activates or deactivates every LV of a VG, or changes the VG's tags."},
     {"dmsetup", "Userspace device-mapper (dmsetup's commands)", STYLE_TOOL,
      FORMS({NULL, "create NAME [--table TABLE] [-u|--uuid UUID]", NULL},

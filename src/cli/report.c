@@ -277,7 +277,12 @@ static void f_vg_attr(struct cli *c, const struct row *r, struct strbuf *o)
 	sb_putc(o, ulvm_strlist_has(&vg->status, "RESIZEABLE") ? 'z' : '-');
 	sb_putc(o, ulvm_strlist_has(&vg->status, "EXPORTED") ? 'x' : '-');
 	sb_putc(o, partial ? 'p' : '-');
-	sb_putc(o, 'n');
+	/* the allocation policy's letter, as LVM2's alloc_policy_char */
+	const char *pol = ulvm_vg_alloc_policy(vg);
+	sb_putc(o, !strcmp(pol, "contiguous") ? 'c'
+	           : !strcmp(pol, "cling")    ? 'l'
+	           : !strcmp(pol, "anywhere") ? 'a'
+	                                      : 'n');
 	sb_putc(o, ulvm_strlist_has(&vg->status, "CLUSTERED") ? 'c' : '-');
 }
 static void f_vg_uuid(struct cli *c, const struct row *r, struct strbuf *o)
@@ -605,6 +610,74 @@ static void f_lv_alloc_policy(struct cli *c, const struct row *r, struct strbuf 
 {
 	(void)c;
 	sb_puts(o, ulvm_lv_alloc_policy(r->lv));
+}
+/* lv_read_ahead: "auto", or the sectors recorded (none: 0) */
+static void f_lv_read_ahead(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	uint32_t ra = ulvm_lv_read_ahead(r->lv);
+
+	if (ra == ULVM_READ_AHEAD_AUTO)
+		sb_puts(o, "auto");
+	else
+		put_size(c, o, ra);
+}
+/* The kernel's numbers and read ahead of an active LV: ulvm's LVs are not kernel devices
+ * (its device-mapper is its own), so -1 as LVM2 shows for an inactive LV. */
+static void f_minus_one(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	(void)r;
+	sb_puts(o, "-1");
+}
+static void f_lv_major(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	int ma, mi;
+
+	(void)c;
+	ulvm_lv_persistent(r->lv, &ma, &mi);
+	sb_printf(o, "%d", ma);
+}
+static void f_lv_minor(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	int ma, mi;
+
+	(void)c;
+	ulvm_lv_persistent(r->lv, &ma, &mi);
+	sb_printf(o, "%d", mi);
+}
+static void f_lv_fixed_minor(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->lv->status, "FIXED_MINOR"))
+		sb_puts(o, "fixed minor");
+}
+static void f_lv_autoactivation(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (!ulvm_strlist_has(&r->lv->flags, "NOAUTOACTIVATE"))
+		sb_puts(o, "enabled");
+}
+static void f_vg_autoactivation(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (!ulvm_strlist_has(&r->vg->flags, "NOAUTOACTIVATE"))
+		sb_puts(o, "enabled");
+}
+static void f_lv_profile(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *p = ulvm_lv_profile(r->lv);
+
+	(void)c;
+	if (p)
+		sb_puts(o, p);
+}
+static void f_vg_profile(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *p = ulvm_vg_profile(r->vg);
+
+	(void)c;
+	if (p)
+		sb_puts(o, p);
 }
 static void f_lv_alloc_locked(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -989,6 +1062,8 @@ static const struct field fields[] = {
     {"vg_mda_free", "VMdaFree", F_SIZ, O_VG, 0, f_vg_mda_free},
     {"vg_mda_size", "VMdaSize", F_SIZ, O_VG, 0, f_vg_mda_size},
     {"vg_mda_copies", "#VMdaCps", F_STR, O_VG, 0, f_vg_mda_copies},
+    {"vg_autoactivation", "AutoAct", F_STR, O_VG, 0, f_vg_autoactivation},
+    {"vg_profile", "VProfile", F_STR, O_VG, 0, f_vg_profile},
 
     {"lv_uuid", "LV UUID", F_STR, O_LV, 38, f_lv_uuid},
     {"lv_name", "LV", F_STR, O_LV, 4, f_lv_name},
@@ -1002,6 +1077,15 @@ static const struct field fields[] = {
     {"move_pv", "Move", F_STR, O_LV, 0, f_move_pv},
     {"lv_allocation_policy", "AllocPol", F_STR, O_LV, 0, f_lv_alloc_policy},
     {"lv_allocation_locked", "AllocLock", F_STR, O_LV, 10, f_lv_alloc_locked},
+    {"lv_read_ahead", "Rahead", F_SIZ, O_LV, 0, f_lv_read_ahead},
+    {"lv_kernel_read_ahead", "KRahead", F_SIZ, O_LV, 0, f_minus_one},
+    {"lv_major", "Maj", F_NUM, O_LV, 0, f_lv_major},
+    {"lv_minor", "Min", F_NUM, O_LV, 0, f_lv_minor},
+    {"lv_kernel_major", "KMaj", F_NUM, O_LV, 0, f_minus_one},
+    {"lv_kernel_minor", "KMin", F_NUM, O_LV, 0, f_minus_one},
+    {"lv_fixed_minor", "FixMin", F_STR, O_LV, 10, f_lv_fixed_minor},
+    {"lv_autoactivation", "AutoAct", F_STR, O_LV, 0, f_lv_autoactivation},
+    {"lv_profile", "LProfile", F_STR, O_LV, 0, f_lv_profile},
     {"convert_lv", "Convert", F_STR, O_LV, 0, f_empty},
     {"mirror_log", "Log", F_STR, O_LV, 0, f_empty},
     {"pool_lv", "Pool", F_STR, O_LV, 0, f_pool_lv},

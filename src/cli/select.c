@@ -101,6 +101,8 @@ static const struct {
     {"vg_shared", {"shared"}},
     {"lv_allocation_locked", {"allocation locked", "locked"}},
     {"lv_fixed_minor", {"fixed minor", "fixed"}},
+    {"lv_autoactivation", {"enabled"}},
+    {"vg_autoactivation", {"enabled"}},
     {"lv_skip_activation", {"skip activation", "skip"}},
     {"lv_merging", {"merging"}},
     {"lv_converting", {"converting"}},

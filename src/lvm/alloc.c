@@ -6,6 +6,9 @@
  *    the request is met. Stripes never share a PV.
  *  - contiguous: one range per stripe holding the whole request, adjacent to the LV's last
  *    segment when extending.
+ *  - cling: as normal, but an extension goes only on the PVs the LV's last segment uses
+ *    (LVM2 tries contiguous, then cling, and stops there); a new LV has nothing to cling to
+ *    and is allocated as normal.
  *  - anywhere: as normal (ulvm never puts two stripes of one segment on one PV).
  * New segments that continue the previous one exactly are merged into it, as LVM2 does.
  */
@@ -100,6 +103,15 @@ static bool pv_allowed(const struct alloc_request *req, const struct ulvm_pv *pv
 		if (req->pvs[i] == pv)
 			return true;
 	return false;
+}
+
+/* cling: is `pv` one the last segment of the LV uses? */
+static bool pv_clings(const struct ulvm_seg *last, const struct ulvm_pv *pv)
+{
+	for (uint32_t a = 0; last && a < last->area_count; a++)
+		if (last->areas[a].type == ULVM_AREA_PV && last->areas[a].pv == pv)
+			return true;
+	return !last;
 }
 
 /* A chosen range on one PV for one stripe. */
@@ -220,6 +232,8 @@ int alloc_extend_lv(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct alloc_r
 		return ulvm_error(-EINVAL, "%u extents cannot be split evenly over %u stripes",
 		                  req->extents, stripes);
 	need = req->extents / stripes; /* per stripe */
+	/* cling follows the segment the LV ended with before this allocation */
+	bool cling = req->policy == ULVM_ALLOC_CLING && lv->nsegs;
 	if (!(cand = calloc(vg->npvs + 1, sizeof(*cand))))
 		return ulvm_error(-ENOMEM, "out of memory");
 
@@ -263,7 +277,8 @@ int alloc_extend_lv(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct alloc_r
 			for (size_t i = 0; i < vg->npvs; i++) {
 				struct pe_range pr;
 				int b;
-				if (!pv_allowed(req, vg->pvs[i]))
+				if (!pv_allowed(req, vg->pvs[i]) ||
+				    (cling && !pv_clings(last, vg->pvs[i])))
 					continue;
 				b = best_range(vg, vg->pvs[i], need, contiguous, -1, &pr);
 				if (b < 0) {

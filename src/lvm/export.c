@@ -65,8 +65,14 @@ static void add_strlist(struct exporter *ex, struct cfg_node *parent, const char
 
 static void add_extras(struct exporter *ex, struct cfg_node *parent, const struct cfg_node *extra)
 {
-	for (const struct cfg_node *n = extra ? extra->child : NULL; n; n = n->next)
-		chk(ex, cfg_copy(ex->t, parent, n));
+	for (const struct cfg_node *n = extra ? extra->child : NULL; n; n = n->next) {
+		struct cfg_node *c = chk(ex, cfg_copy(ex->t, parent, n));
+		/* LVM2 says what an LV's read_ahead of -1 means (the on-disk form has no
+		 * comments to keep) */
+		if (c && !c->comment && !strcmp(c->key, "read_ahead") && c->kind == CFG_ASSIGN &&
+		    c->v.type == CFG_INT && c->v.i == -1)
+			add_comment(ex, c, "None");
+	}
 }
 
 /* For the segment types' modules (segtype.h). */

@@ -165,6 +165,10 @@ int ulvm_vgcreate(struct ulvm_ctx *ctx, const char *name, const char *const *pv_
 	for (size_t i = 0; o && i < o->ntags; i++)
 		if ((r = ulvm_tag_add(&vg->tags, o->tags[i])))
 			goto out;
+	if (o && ((o->alloc && (r = ulvm_vg_set_alloc_policy(vg, o->alloc))) ||
+	          (o->profile && (r = ulvm_vg_set_profile(vg, o->profile))) ||
+	          (o->no_autoactivation && (r = strlist_add(&vg->flags, "NOAUTOACTIVATE")))))
+		goto out;
 	for (size_t i = 0; i < npvs; i++)
 		if ((r = vg_add_pv(vg, ctx_find_dev(ctx, pv_paths[i]))))
 			goto out;
