@@ -52,7 +52,7 @@ struct nbd_server_opts {
 	bool multi_conn; /* advertise CAN_MULTI_CONN (true: every connection sees every flush) */
 	unsigned max_inflight; /* requests in flight per connection; 0: 64 */
 	/* Worker threads per connection that serve small reads and writes mapped straight onto
-	 * a backing file while the client keeps one request in flight (export/nbd_workers.c);
+	 * a backing file, one request or a queue of them (export/nbd_workers.c);
 	 * 0 or 1: none, the loop alone. */
 	unsigned workers;
 };

@@ -30,6 +30,8 @@
 #define NBD_SNDBUF        (4 << 20)      /* socket send buffer asked for */
 #define NBD_WORKER_MAX    (64u << 10)    /* largest READ or WRITE a worker serves */
 #define NBD_MAX_WORKERS   8u             /* worker threads of a connection, at most */
+#define NBD_WORKER_BATCH  64u            /* requests a worker takes from its input at once */
+#define NBD_WORKER_BYTES  (256u << 10)   /* and their data, at most */
 #define NBD_LOOP_CREDIT   64u            /* requests the loop serves before it offers again */
 #define NBD_DEFAULT_SLOTS 64u
 #define NBD_MAX_SLOTS     4096u

@@ -11,17 +11,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_python
 . "$E2E_DIR/ulvmd_lib.sh"
-[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
 CLIENT=
-SHM=$(mktemp -d /dev/shm/ulvm-e2e-135.XXXXXX)
-ULVMD_CLEANUP='[ -z "$CLIENT" ] || kill "$CLIENT" 2>/dev/null; rm -rf "$SHM"'
+ULVMD_CLEANUP='[ -z "$CLIENT" ] || kill "$CLIENT" 2>/dev/null'
 
 VG=e2e135
 M=$((1 << 20))
 # On tmpfs: the image is read through the page cache, where a reply could be its pages.
-truncate -s 64M "$SHM/a.img"
-ln -s "$SHM/a.img" "$T/a.img"
-IMGS+=(a)
+shm_img a 64M
 ulvm pvcreate "$(img a)" >/dev/null
 ulvm vgcreate $VG "$(img a)" >/dev/null
 # port 0: the daemon binds a port the kernel picks and prints it (one chosen here first could

@@ -11,18 +11,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_python
-command -v fio >/dev/null || skip "fio not installed"
-fio --enghelp 2>/dev/null | grep -qx '[[:space:]]*nbd' || skip "fio has no nbd engine"
 . "$E2E_DIR/ulvmd_lib.sh"
-[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
-SHM=$(mktemp -d /dev/shm/ulvm-e2e-227.XXXXXX)
-ULVMD_CLEANUP='rm -rf "$SHM"'
+need_fio_nbd
 
 VG=e2e227
 M=$((1 << 20))
-truncate -s 96M "$SHM/a.img"
-ln -s "$SHM/a.img" "$T/a.img"
-IMGS+=(a)
+shm_img a 96M
 ulvm pvcreate "$(img a)" >/dev/null
 ulvm vgcreate $VG "$(img a)" >/dev/null
 ulvmd_start

@@ -2,8 +2,8 @@
 # The NBD export's worker threads (export/nbd_workers.c), with ulvmd running, on a tmpfs
 # backing (read through the page cache) and on one in $T (O_DIRECT where the filesystem
 # allows): four fio clients at once over NBD, each its own connection at queue depth 1
-# (where the workers serve), 4 KiB random writes with crc32c in every block and every block
-# verified, and one at depth 16 (the loop's batches), while lvextend suspends and resumes the
+# (a request at a time), 4 KiB random writes with crc32c in every block and every block
+# verified, and one at depth 16 (runs of requests), while lvextend suspends and resumes the
 # LVs again and again. Then raw clients: a write to a suspended LV gets no reply until the
 # resume, then reads back; after lvreduce -f a read beyond the new end is refused and one
 # inside it is answered; a client sending garbage after good requests is closed while
@@ -11,17 +11,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_python
-command -v fio >/dev/null || skip "fio not installed"
-fio --enghelp 2>/dev/null | grep -qx '[[:space:]]*nbd' || skip "fio has no nbd engine"
 . "$E2E_DIR/ulvmd_lib.sh"
-[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
-SHM=$(mktemp -d /dev/shm/ulvm-e2e-228.XXXXXX)
-ULVMD_CLEANUP='"$ULVM" dmsetup resume $VG-shm 2>/dev/null; rm -rf "$SHM"'
+need_fio_nbd
+ULVMD_CLEANUP='"$ULVM" dmsetup resume $VG-shm 2>/dev/null'
 
 VG=e2e228
-truncate -s 64M "$SHM/a.img"
-ln -s "$SHM/a.img" "$T/a.img"
-IMGS+=(a)
+shm_img a 64M
 mkimg b 64M
 ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
 ulvm vgcreate $VG "$(img a)" "$(img b)" >/dev/null

@@ -25,5 +25,23 @@ ulvmd_stop() {
 }
 # Tests add their own cleanup to ULVMD_CLEANUP (a command line), run before the daemon stops.
 ULVMD_CLEANUP=:
+# need_fio_nbd: skip the test unless fio and its nbd engine are installed
+need_fio_nbd() {
+	command -v fio >/dev/null || skip "fio not installed"
+	fio --enghelp 2>/dev/null | grep -qx '[[:space:]]*nbd' || skip "fio has no nbd engine"
+}
+# shm_img NAME SIZE: this test's image NAME on /dev/shm (a tmpfs: read through the page
+# cache; the test is skipped where it is not one), linked as $T/NAME.img and listed in IMGS;
+# the directory goes when the test ends, after ULVMD_CLEANUP.
+SHM=
+shm_img() {
+	if [ -z "$SHM" ]; then
+		[ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] || skip "/dev/shm is not a tmpfs"
+		SHM=$(mktemp -d /dev/shm/ulvm-e2e.XXXXXX)
+	fi
+	truncate -s "$2" "$SHM/$1.img"
+	ln -s "$SHM/$1.img" "$T/$1.img"
+	IMGS+=("$1")
+}
 # A daemon that died before the end (a crash, a sanitizer report) says why.
-trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$DPID" ] || { kill -0 "$DPID" 2>/dev/null || { echo "ulvmd (pid $DPID) ended before the test did:" >&2; _san_filter "ulvm serve" <"$T/serve.err" >&2; }; kill -TERM "$DPID" 2>/dev/null; }; (exit $_r); _e2e_cleanup' EXIT
+trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$SHM" ] || rm -rf "$SHM"; [ -z "$DPID" ] || { kill -0 "$DPID" 2>/dev/null || { echo "ulvmd (pid $DPID) ended before the test did:" >&2; _san_filter "ulvm serve" <"$T/serve.err" >&2; }; kill -TERM "$DPID" 2>/dev/null; }; (exit $_r); _e2e_cleanup' EXIT

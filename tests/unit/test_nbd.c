@@ -902,10 +902,12 @@ static void on_client_readable(void *arg, uint32_t events)
 	(void)events; /* the hook reads it: this only wakes the loop for a worker's reply */
 }
 
-/* Worker threads (export/nbd_workers.c): requests one at a time are served by them (the
- * replies come while the loop sleeps), everything else is handed back to the loop: a
- * FLUSH, a TRIM, a FUA write, a large write, a burst of requests at once; every reply
- * is right and the data is on the device. */
+/* Worker threads (export/nbd_workers.c): requests one at a time and bursts of them are
+ * served by them (the replies come while the loop sleeps), everything else is handed back
+ * to the loop: a FLUSH, a TRIM, a FUA write, a large write; every reply is right and the
+ * data is on the device. Then a queue longer than a worker's run and its input buffer
+ * (writes, a FLUSH, reads of them, all in one send): each request is answered once, every
+ * write before the FLUSH, and the reads see the writes. */
 static void test_workers(void **state)
 {
 	/* [0, 3 MiB): one at a time; then trim, FUA, a large write, a burst */
@@ -972,6 +974,57 @@ static void test_workers(void **state)
 	assert_memory_equal(back, w, N * SZ);
 	assert_int_equal(ulvm_dev_pread(E->disk, back, SZ, FUA_AT), 0);
 	assert_memory_equal(back, w, SZ);
+	for (unsigned round = 0; round < 2; round++) {
+		enum { Q = 150, QAT = 1 << 20 }; /* 150 writes: 600 KiB of payload */
+		bool flushed = false;
+		unsigned got[2 * Q + 1] = {0};
+
+		fill(w, (size_t)Q * SZ, 11 + round);
+		for (unsigned i = 0; i < Q; i++)
+			cl_req(c, 0, NBD_CMD_WRITE, 1000 + i, QAT + (uint64_t)i * SZ, SZ,
+			       w + (size_t)i * SZ);
+		cl_req(c, 0, NBD_CMD_FLUSH, 1000 + Q, 0, 0, NULL);
+		for (unsigned i = 0; i < Q; i++)
+			cl_req(c, NBD_CMD_FLAG_DF, NBD_CMD_READ, 1001 + Q + i,
+			       QAT + (uint64_t)(Q - 1 - i) * SZ, SZ, NULL);
+		for (unsigned i = 0; i < 2 * Q + 1; i++) {
+			struct chunk k = cl_any(c);
+			unsigned at;
+
+			assert_true(k.cookie >= 1000 && k.cookie <= 1000 + 2 * Q);
+			at = (unsigned)(k.cookie - 1000);
+			got[at]++;
+			if (at < Q) { /* a write: answered before the flush */
+				assert_int_equal(k.type, 0xffff);
+				assert_int_equal(k.len, 0);
+				assert_false(flushed);
+			} else if (at == Q) {
+				assert_int_equal(k.type, 0xffff);
+				assert_int_equal(k.len, 0);
+				flushed = true;
+			} else {
+				unsigned blk = Q - 1 - (at - Q - 1);
+				assert_int_equal(k.type, NBD_REPLY_TYPE_OFFSET_DATA);
+				assert_true(nbd_get64(k.payload) == QAT + (uint64_t)blk * SZ);
+				assert_memory_equal(k.payload + 8, w + (size_t)blk * SZ, SZ);
+			}
+		}
+		for (unsigned i = 0; i < 2 * Q + 1; i++)
+			assert_int_equal(got[i], 1);
+		/* reads alone, queued: the workers' runs */
+		memset(got, 0, sizeof(got));
+		for (unsigned i = 0; i < Q; i++)
+			cl_req(c, 0, NBD_CMD_READ, 2000 + i, QAT + (uint64_t)i * SZ, SZ, NULL);
+		for (unsigned i = 0; i < Q; i++) {
+			struct chunk k = cl_any(c);
+			assert_int_equal(k.type, NBD_REPLY_TYPE_OFFSET_DATA);
+			assert_true(k.cookie >= 2000 && k.cookie < 2000 + Q);
+			got[k.cookie - 2000]++;
+			assert_memory_equal(k.payload + 8, w + (size_t)(k.cookie - 2000) * SZ, SZ);
+		}
+		for (unsigned i = 0; i < Q; i++)
+			assert_int_equal(got[i], 1);
+	}
 	cl_req(c, 0, NBD_CMD_DISC, 400, 0, 0, NULL);
 	cl_expect_eof(c);
 	evloop_del(E->loop, c->fd);
