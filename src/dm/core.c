@@ -56,6 +56,15 @@
 #define TIO_CHUNK   32
 #define OPEN_RUNS   128 /* backing devices a split merges for at once (LVM2's most stripes) */
 
+/* Stripes whose arithmetic the fast path does itself (striped tables with more take the
+ * target's map). */
+#define FAST_STRIPES 8
+
+struct fast_stripe {
+	struct bdev *bd;
+	uint64_t offset; /* bytes: where the stripe starts on bd */
+};
+
 /* One open backing device, shared by all tables of a registry. */
 struct shared_bdev {
 	struct shared_bdev *next;
@@ -131,6 +140,10 @@ struct dm_dev {
 	struct dm_target *fast_ti;
 	struct bdev *fast_bd;
 	uint64_t fast_offset, fast_chunk_mask;
+	/* A striped one with a power of 2 of at most FAST_STRIPES stripes: where each stripe
+	 * starts, and the shifts of its arithmetic (fast_nstripes 0: the target's map does it). */
+	unsigned fast_nstripes, fast_chunk_shift, fast_stripes_shift;
+	struct fast_stripe fast_stripes[FAST_STRIPES];
 	bool closing_post; /* dm_registry_free: postsuspend is due */
 	/* dm_direct_enter: I/O that other threads do on the backing files themselves. Open
 	 * while the device is live and not suspended; a suspend closes it and waits for the
@@ -607,6 +620,7 @@ static void fast_set(struct dm_dev *md)
 
 	md->fast_ti = NULL;
 	md->fast_bd = NULL;
+	md->fast_nstripes = 0;
 	if (!ti || ti->needs_clone)
 		return;
 	for (unsigned i = 0; i < t->num_lowers; i++)
@@ -617,33 +631,80 @@ static void fast_set(struct dm_dev *md)
 		md->fast_offset = offset;
 		md->fast_ti = ti;
 	} else if ((chunk = dm_striped_chunk_bytes(ti))) {
+		uint64_t n = dm_striped_count(ti), run;
+
 		md->fast_chunk_mask = chunk - 1;
 		md->fast_ti = ti;
+		if (!is_power_of_2(n) || n > FAST_STRIPES)
+			return; /* the target maps each request itself */
+		/* Stripe k holds chunk k of the target at its start: where each begins. */
+		for (unsigned k = 0; k < n; k++) {
+			dm_striped_lower(ti, k * chunk, &lower, &offset, &run);
+			md->fast_stripes[k] = (struct fast_stripe){lower->bd, offset};
+		}
+		md->fast_chunk_shift = (unsigned)__builtin_ctzll(chunk);
+		md->fast_stripes_shift = (unsigned)__builtin_ctzll(n);
+		md->fast_nstripes = (unsigned)n;
 	}
 }
 
-/* The fast path: a request inside a table of one linear target (or inside one chunk of
- * one striped target) on backing devices, from a caller that does not carry it in place
- * itself, goes down in place with no lookup; what dm_submit would do, in fewer steps. */
+/* The fast path (md->fast_ti set): remap a request that lies inside the device onto its
+ * backing device with no lookup and no hook of the target, inside a table of one linear
+ * target or inside one chunk of one striped target (whose arithmetic is done here when its
+ * stripes are recorded, else by its map); returns that device, or NULL (nothing changed)
+ * when the request crosses a chunk. */
+static inline struct bdev *fast_remap(struct dm_dev *md, struct io_req *req)
+{
+	uint64_t off = req->offset, chunk;
+	const struct fast_stripe *st;
+	struct dm_lower *lower;
+
+	if (md->fast_bd) {
+		req->offset = off + md->fast_offset;
+		return md->fast_bd;
+	}
+	if ((off & md->fast_chunk_mask) + req->len > md->fast_chunk_mask + 1)
+		return NULL; /* crosses a chunk: a split */
+	if (!md->fast_nstripes) {
+		md->fast_ti->type->map(md->fast_ti, req, &lower); /* striped: always remapped */
+		return lower->bd;
+	}
+	chunk = off >> md->fast_chunk_shift;
+	st = &md->fast_stripes[chunk & (md->fast_nstripes - 1)];
+	req->offset = st->offset + ((chunk >> md->fast_stripes_shift) << md->fast_chunk_shift) +
+	              (off & md->fast_chunk_mask);
+	return st->bd;
+}
+
+/* What dm_submit does on the fast path, in fewer steps: a request inside the device, from a
+ * caller that does not carry it in place itself, goes down in place, without a clone. */
 static inline bool fast_submit(struct dm_dev *md, struct io_req *req)
 {
 	uint64_t size = md->live->size;
+	struct bdev *bd;
 
 	if (req->op == IO_OP_FLUSH || req->upper_done || req->iovcnt || !req->len ||
 	    ((req->offset | req->len) & (SECTOR_SIZE - 1)) || req->offset >= size ||
-	    req->len > size - req->offset)
+	    req->len > size - req->offset || !(bd = fast_remap(md, req)))
 		return false;
-	if (md->fast_bd) {
-		req->offset += md->fast_offset;
-		carry_in_place(md, req);
-		io_engine_submit(md->e, md->fast_bd, req);
-		return true;
-	}
-	if ((req->offset & md->fast_chunk_mask) + req->len > md->fast_chunk_mask + 1)
-		return false; /* crosses a chunk: a split */
 	carry_in_place(md, req);
-	map_plain(md, md->fast_ti, req);
+	io_engine_submit(md->e, bd, req);
 	return true;
+}
+
+struct bdev *dm_fast_map(struct dm_dev *md, struct io_req *req)
+{
+	struct bdev *bd;
+
+	if (!md->fast_ti || md->suspended || !(bd = fast_remap(md, req)))
+		return NULL;
+	md->inflight++;
+	return bd;
+}
+
+void dm_fast_done(struct dm_dev *md)
+{
+	md->inflight--;
 }
 
 /* Everything but the fast path (kept out of line, so that the fast path stays small). */

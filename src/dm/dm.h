@@ -314,6 +314,18 @@ int dm_bdev_block_status(struct bdev *bd, uint64_t offset, uint64_t len, struct 
  * exactly once, with 0 or the first error of any piece. Requests must lie inside the device,
  * be multiples of the logical sector size (512) and carry a buffer, not a vector. */
 void dm_submit(struct dm_dev *md, struct io_req *req);
+/* dm_submit's fast path, for a caller that has checked `req` against the device already (a
+ * READ, WRITE, DISCARD or WRITE_ZEROES of one buffer, len > 0, in whole sectors, inside the
+ * device, not carried in place by a device above: the library's ulvm_dev_submit) and keeps
+ * its completion to itself. When the live table of `md` (not suspended) is one linear
+ * target, or one striped target and `req` lies inside one chunk of it, straight onto
+ * backing devices: req->offset is remapped onto the backing device returned, which the
+ * caller submits it to (io_engine_submit) with its own done and private; it counts as the
+ * device's in flight, and its done must call dm_fast_done(md) first. NULL: nothing was
+ * done, the request goes through dm_submit. This saves dm_submit's checks and its
+ * completion in front of the caller's (carry_in_place). */
+struct bdev *dm_fast_map(struct dm_dev *md, struct io_req *req);
+void dm_fast_done(struct dm_dev *md);
 /* Where [offset, offset + len) of `md` lies in one backing file read through the page
  * cache: its bdev and the byte offset there, through linear targets only (any stack of
  * them), none of the devices suspended, the file not O_DIRECT and not dropping writes. For an
@@ -379,8 +391,10 @@ bool dm_linear_lower(const struct dm_target *ti, struct dm_lower **lower, uint64
  * the bytes left in that chunk (`run`); false for any other target type. */
 bool dm_striped_lower(const struct dm_target *ti, uint64_t rel, struct dm_lower **lower,
                       uint64_t *offset, uint64_t *run);
-/* striped.c: the chunk size of a striped target in bytes; 0 for another type. */
+/* striped.c: the chunk size of a striped target in bytes, its number of stripes; 0 for
+ * another type. */
 uint64_t dm_striped_chunk_bytes(const struct dm_target *ti);
+uint32_t dm_striped_count(const struct dm_target *ti);
 /* table.c: parse `text` into a table for `md` (errors: "table line N: ..."). */
 int dm_table_parse(struct dm_dev *md, const char *text, struct dm_table **out);
 /* table.c: destructors of the targets, then dm_table_put_lowers(); NULL is fine. */

@@ -217,6 +217,13 @@ uint64_t dm_striped_chunk_bytes(const struct dm_target *ti)
 	return ti->type == &dm_striped_target ? sc->chunk_mask + 1 : 0;
 }
 
+uint32_t dm_striped_count(const struct dm_target *ti)
+{
+	const struct stripe_c *sc = ti->private;
+
+	return ti->type == &dm_striped_target ? sc->stripes : 0;
+}
+
 const struct dm_target_type dm_striped_target = {
     .name = "striped",
     .ctr = striped_ctr,

@@ -384,7 +384,7 @@ static void deliver_holds(struct ulvm_ctx *ctx)
 
 static void sync_done(struct ulvm_io *io, int result);
 
-static void io_finished(struct io_req *req, int result)
+static inline void io_finished(struct io_req *req, int result)
 {
 	struct ulvm_io *io =
 	    (struct ulvm_io *)(void *)((char *)req - offsetof(struct ulvm_io, reserved));
@@ -407,6 +407,15 @@ static void io_finished(struct io_req *req, int result)
 	io->done(io, result);
 }
 
+/* A request that went down dm's fast path (dm_fast_map): done with it there first. */
+static void io_finished_fast(struct io_req *req, int result)
+{
+	struct ulvm_dev *dev = req->private;
+
+	dm_fast_done(dev->md);
+	io_finished(req, result);
+}
+
 int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io)
 {
 	static const enum io_op ops[] = {
@@ -418,6 +427,7 @@ int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io)
 	};
 	struct io_req *req = io_req_of(io);
 	uint64_t size = ulvm_dev_size(dev), end;
+	struct bdev *bd;
 
 	if ((unsigned)io->op >= ARRAY_SIZE(ops) || !io->done)
 		return ulvm_error(-EINVAL, "%s: invalid request", dev->name);
@@ -443,13 +453,20 @@ int ulvm_dev_submit(struct ulvm_dev *dev, struct ulvm_io *io)
 	req->offset = io->offset;
 	req->len = io->op == ULVM_IO_FLUSH ? 0 : io->length;
 	req->buf = io->buf;
-	req->done = io_finished;
 	req->private = dev;
 	dev->inflight++;
-	if (dev->md)
-		dm_submit(dev->md, req);
-	else
+	if (!dev->md) {
+		req->done = io_finished;
 		io_engine_submit(dev->ctx->engine, dev->bd, req);
+		return 0;
+	}
+	if (req->op != IO_OP_FLUSH && req->len && (bd = dm_fast_map(dev->md, req))) {
+		req->done = io_finished_fast;
+		io_engine_submit(dev->ctx->engine, bd, req);
+	} else {
+		req->done = io_finished;
+		dm_submit(dev->md, req);
+	}
 	return 0;
 }
 
