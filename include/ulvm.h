@@ -869,7 +869,8 @@ int ulvm_pvmove_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progre
 int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *description);
 /* Online moves (an LV of the move, or the pvmove LV, is active): the copy is ulvmd's, as the
  * kernel's in LVM2: the pvmove LV's device holds a `mirror` target for the segment being
- * moved and linear ones for the others, the LVs' devices stack on it. ulvm_pvmove_poll is one
+ * moved and linear ones for the others (an --atomic move: one mirror over its images'
+ * devices, finished in one go once in sync), the LVs' devices stack on it. ulvm_pvmove_poll is one
  * look at it, under the VG's lock (release the lock between looks, as LVM2's polling does):
  * the devices made what the metadata says (first time, or after a stop), the progress read
  * from the mirror's status; a segment in sync is committed as moved and the next one loaded,

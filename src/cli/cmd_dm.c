@@ -366,10 +366,14 @@ static int layer_state(struct cli *c, const struct ulvm_lv_layer *l, bool *activ
 	return ulvm_active_remove(c->ctx, l->name);
 }
 
-/* A layer of `lv`'s activation that other LVs stack on too: a pvmove LV's device. */
+/* A layer of `lv`'s activation that other LVs stack on too: a pvmove LV's device, and an
+ * --atomic move's images under it. */
 static bool layer_shared(const struct ulvm_lv *lv, const struct ulvm_lv_layer *l)
 {
-	return l->lv != lv && ulvm_strlist_has(&l->lv->status, "PVMOVE");
+	const struct ulvm_lv *user = l->lv->used_by;
+
+	return l->lv != lv && (ulvm_strlist_has(&l->lv->status, "PVMOVE") ||
+	                       (user && ulvm_strlist_has(&user->status, "PVMOVE")));
 }
 
 /* Does `table` name device `dev` as a word? */

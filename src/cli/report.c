@@ -858,6 +858,91 @@ static void f_lv_layout(struct cli *c, const struct row *r, struct strbuf *o)
 	ulvm_lv_info(r->vg, r->lv, &info);
 	sb_puts(o, info.layout);
 }
+static bool name_has(const char *name, const char *part)
+{
+	return strstr(name, part) != NULL;
+}
+
+/* How many thin LVs of the VG are thin snapshots of `lv`. */
+static size_t thin_snapshots_of(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		struct ulvm_lv_info in;
+		ulvm_lv_info(vg, vg->lvs[i], &in);
+		n += in.thin_kind == ULVM_THIN_VOLUME && in.origin && !strcmp(in.origin, lv->name);
+	}
+	return n;
+}
+
+/* lv_role as LVM2's lv_layout_and_role words it: "public" or "private" first, then what the
+ * LV is to the others (pvmove, a mirror's image or log, a pool's data, metadata or spare, an
+ * origin, a snapshot, ...). */
+static void f_lv_role(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_lv *lv = r->lv;
+	const char *seg = lv->nsegs ? lv->segs[0].type : "";
+	struct ulvm_lv_info info;
+	struct strbuf w;
+	bool private = false;
+	size_t n;
+
+	(void)c;
+	ulvm_lv_info(r->vg, lv, &info);
+	sb_init(&w);
+	if (info.role == 'p') {
+		sb_puts(&w, ",pvmove");
+		private = true;
+	} else if (info.role == 'I' || info.role == 'i') {
+		sb_puts(&w, ",mirror,image");
+		private = true;
+	} else if (name_has(lv->name, "_mlog")) {
+		sb_puts(&w, ",mirror,log");
+		private = true;
+	} else if (name_has(lv->name, "_rimage_") || name_has(lv->name, "_rmeta_")) {
+		sb_puts(&w, name_has(lv->name, "_rimage_") ? ",raid,image" : ",raid,metadata");
+		private = true;
+	} else if (info.role == 'T' || (info.role == 'e' && name_has(lv->name, "_tmeta"))) {
+		sb_puts(&w, info.role == 'T' ? ",thin,pool,data" : ",thin,pool,metadata");
+		private = true;
+	} else if (name_has(lv->name, "_cdata") || name_has(lv->name, "_cmeta")) {
+		sb_puts(&w,
+		        name_has(lv->name, "_cdata") ? ",cache,pool,data" : ",cache,pool,metadata");
+		private = true;
+	} else if (name_has(lv->name, "_corig")) {
+		sb_puts(&w, ",cache,origin,cacheorigin");
+		private = true;
+	} else if (name_has(lv->name, "_vdata")) {
+		sb_puts(&w, ",vdo,pool,data");
+		private = true;
+	} else if (info.thin_kind == ULVM_THIN_POOL || !strcmp(seg, "cache-pool") ||
+	           !strcmp(seg, "vdo-pool")) {
+		private = true;
+	}
+	if (name_has(lv->name, "_pmspare")) {
+		sb_puts(&w, ",pool,spare");
+		private = true;
+	}
+	if (info.thin_kind == ULVM_THIN_VOLUME) {
+		if ((n = thin_snapshots_of(r->vg, lv)))
+			sb_puts(&w, n > 1 ? ",origin,thinorigin,multithinorigin"
+			                  : ",origin,thinorigin");
+		if (info.origin)
+			sb_puts(&w, ",snapshot,thinsnapshot");
+	}
+	if ((n = ulvm_lv_snapshots(r->vg, lv, NULL, 0))) {
+		if (!w.buf || !strstr(w.buf, ",origin,"))
+			sb_puts(&w, ",origin");
+		sb_puts(&w, n > 1 ? ",thickorigin,multithickorigin" : ",thickorigin");
+	} else if (info.snapshot_cow) {
+		sb_puts(&w, ",snapshot,thicksnapshot");
+	}
+	sb_puts(o, private ? "private" : "public");
+	if (w.buf)
+		sb_puts(o, w.buf);
+	sb_free(&w);
+}
 static void f_lv_active(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
@@ -1070,6 +1155,7 @@ static const struct field fields[] = {
     {"lv_full_name", "LV", F_STR, O_LV, 4, f_lv_full_name},
     {"lv_path", "Path", F_STR, O_LV, 0, f_lv_path},
     {"lv_layout", "Layout", F_STR, O_LV, 10, f_lv_layout},
+    {"lv_role", "Role", F_STR, O_LV, 10, f_lv_role},
     {"lv_active", "Active", F_STR, O_LV, 0, f_lv_active},
     {"lv_size", "LSize", F_SIZ, O_LV, 0, f_lv_size},
     {"seg_count", "#Seg", F_NUM, O_LV, 0, f_seg_count},

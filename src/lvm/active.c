@@ -670,7 +670,7 @@ bool ulvm_active_exists(const char *name)
 
 /* Is word i of a table line w[0..n-1] ("START LEN TYPE ARGS...") a lower device? Only the
  * device arguments of the targets that have them count (linear: the first; striped: every
- * other one from the third), not any word that happens to be equal. */
+ * other one from the third; mirror: its legs), not any word that happens to be equal. */
 static bool dev_arg(char *const *w, unsigned n, unsigned i)
 {
 	const char *type = n >= 3 ? w[2] : "";
@@ -686,6 +686,14 @@ static bool dev_arg(char *const *w, unsigned n, unsigned i)
 		return n >= 5 && i >= 5 && (i - 5) % 2 == 0;
 	if (!strcmp(type, "thin")) /* pool [external origin] */
 		return i == 3 || (n >= 6 && i == 5);
+	if (!strcmp(type, "mirror")) { /* log, #log args, args, #legs, then dev offset pairs */
+		unsigned long nlog, legs, first;
+		if (n < 6 || (nlog = strtoul(w[4], NULL, 10)) > n || 5 + nlog >= n)
+			return false;
+		first = 6 + nlog;
+		legs = strtoul(w[5 + nlog], NULL, 10);
+		return i >= first && i < first + 2 * legs && (i - first) % 2 == 0;
+	}
 	return false;
 }
 

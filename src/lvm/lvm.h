@@ -283,6 +283,10 @@ int pvmove_detach(struct ulvm_vg *vg, struct ulvm_lv *mirr);
  * the kept image's extents, that image an error segment, both images VISIBLE. */
 int pvmove_atomic_switch(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new);
 void pvmove_remove_lv(struct ulvm_vg *vg, struct ulvm_lv *mirr);
+/* The mirror target at sector `start` of a device's status text `status`: its regions in
+ * sync of *regions, and whether a leg's letter is not A. False when there is none. */
+bool mirror_status_sync(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
+                        bool *failed);
 /* ulvm_pvmove_copied's sum over the device's status text `status`. */
 void pvmove_copied_from_status(const struct ulvm_vg *vg, const struct ulvm_lv *mirr,
                                const char *status, uint64_t *copied, uint64_t *total);

@@ -320,8 +320,34 @@ static bool name_ends(const char *name, const char *suffix)
 	return n > k && !strcmp(name + n - k, suffix);
 }
 
+/* LVM2's layout of an LV its segment types say nothing more of: "linear", "striped" or both
+ * from its segments, "unknown" for others (an error or zero segment: LVM2 also warns that it
+ * failed to detect the layout); NULL when a segment type of its own names it (raid1, ...). */
+static const char *plain_layout(const struct ulvm_lv *lv)
+{
+	bool linear = false, striped = false, other = false;
+
+	for (size_t s = 0; s < lv->nsegs; s++) {
+		const struct ulvm_seg *seg = &lv->segs[s];
+		if (seg->segtype->flags & SEG_AREAS_STRIPED) {
+			if (seg->area_count > 1)
+				striped = true;
+			else
+				linear = true;
+		} else if (!strcmp(seg->type, "error") || !strcmp(seg->type, "zero")) {
+			other = true;
+		} else {
+			return NULL;
+		}
+	}
+	if (linear || striped)
+		return linear && striped ? "linear,striped" : linear ? "linear" : "striped";
+	return other ? "unknown" : NULL;
+}
+
 void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulvm_lv_info *out)
 {
+	const char *plain;
 	const struct ulvm_seg *seg = lv->nsegs ? &lv->segs[0] : NULL;
 
 	memset(out, 0, sizeof(*out));
@@ -342,6 +368,8 @@ void ulvm_lv_info(const struct ulvm_vg *vg, const struct ulvm_lv *lv, struct ulv
 	}
 	if (seg && seg->segtype->report)
 		seg->segtype->report(vg, lv, seg, out);
+	if (out->layout == out->segtype && (plain = plain_layout(lv)))
+		out->layout = plain;
 	/* The temporary LV of a pvmove is that first, whatever its segments are. */
 	if (ulvm_strlist_has(&lv->status, "PVMOVE")) {
 		out->role = 'p';

@@ -428,6 +428,17 @@ static bool daemon_runs(void)
 	return ulvm_control_call("ping", NULL, NULL, NULL) == 0;
 }
 
+/* An online move's devices are ulvmd's: without it the move waits. */
+static int daemon_needed(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	if (daemon_runs())
+		return 0;
+	return ulvm_error(-ENOTCONN,
+	                  "%s/%s moves extents of active LVs and ulvmd is not running: the "
+	                  "move goes on once it runs again (`ulvm serve`, then `ulvm pvmove`)",
+	                  vg->name, mirr->name);
+}
+
 /* An active LV's extents move online, through ulvmd's mirror target; without ulvmd nothing
  * could copy them while another process writes them (or see the new tables). */
 static int online_allowed(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
@@ -883,14 +894,6 @@ int pvmove_plan(struct ulvm_vg *vg, const char *source, const struct ulvm_pvmove
 		stacked = ulvm_lv_active(vg, lv) && !device_is_own_table(vg, lv);
 		if ((r = layer_lv(lv, src, &srange, mirr, &changed)))
 			goto out;
-		if (changed && o->atomic && ulvm_lv_active(vg, lv)) {
-			r = ulvm_error(
-			    -EOPNOTSUPP,
-			    "Logical volume %s/%s is active: ulvm makes --atomic moves of "
-			    "inactive LVs only (deactivate it, or move without --atomic)",
-			    vg->name, lv->name);
-			goto out;
-		}
 		if (changed && (r = online_allowed(vg, lv)))
 			goto out;
 		if (changed && stacked) {
@@ -1342,6 +1345,46 @@ int pvmove_atomic_switch(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new
 	return 0;
 }
 
+/* ---- atomic moves online: the devices, in ulvmd ---- */
+
+/* The images' devices an atomic move's mirror stacks on, created where they are not (as LVM2
+ * activates pvmoveN's sub-LVs before it). */
+static int atomic_images_up(struct ulvm_vg *vg, const struct ulvm_lv *mirr)
+{
+	int r = 0;
+
+	for (int k = 0; k < 2 && !r; k++) {
+		const struct ulvm_lv *img = image_of(vg, mirr, k);
+		char dm[300], uuid[ULVM_DM_UUID_LEN], *table = NULL;
+
+		ulvm_lv_dm_name(vg->name, img->name, dm, sizeof(dm));
+		if (ulvm_active_exists(dm))
+			continue;
+		ulvm_lv_dm_uuid(vg, img, uuid, sizeof(uuid));
+		if (!(r = ulvm_lv_table(vg, img, &table)))
+			r = ulvm_active_create_uuid(vg->ctx, dm, uuid, table);
+		free(table);
+	}
+	return r;
+}
+
+/* After the switch: pvmoveN's device loaded as the metadata has it now (linear on the extents
+ * kept; the LVs on it suspended around the load), then the images' devices removed. */
+static int atomic_images_down(struct ulvm_vg *vg, struct ulvm_lv *mirr, const struct users *u)
+{
+	int r = apply_tables(vg, mirr, u, false);
+
+	for (int k = 0; k < 2 && !r; k++) {
+		char name[300], dm[300];
+
+		image_name(mirr, k, name, sizeof(name));
+		ulvm_lv_dm_name(vg->name, name, dm, sizeof(dm));
+		if (ulvm_active_exists(dm))
+			r = ulvm_active_remove(vg->ctx, dm);
+	}
+	return r;
+}
+
 /* LVM2 2.03.16's end of an atomic move, from wherever a stop left it (each step is one state
  * the metadata can be found in):
  *  1. pvmoveN takes the segments of the image kept (1 when finishing, 0 when aborting), that
@@ -1355,17 +1398,24 @@ int pvmove_atomic_switch(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new
 static int atomic_end(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new,
                       const char *description)
 {
+	bool online = ulvm_pvmove_online(vg, mirr);
 	struct ulvm_lv *kept, *other;
+	struct users u = {0};
 	unsigned done = 0;
 	int r;
 
+	if (online && (r = collect_users(vg, mirr, &u)))
+		return r;
 	if (atomic_copying(vg, mirr)) {
-		if ((r = pvmove_atomic_switch(vg, mirr, keep_new)))
-			return r;
-		if ((r = commit_step(vg, description, &done)) ||
+		if ((r = pvmove_atomic_switch(vg, mirr, keep_new)) ||
+		    (r = commit_step(vg, description, &done)) ||
 		    (r = commit_step(vg, description, &done)))
-			return r;
+			goto out;
 	}
+	/* Online, pvmoveN's device is loaded linear on the extents kept (the LVs suspended
+	 * around it) and the images' devices go. */
+	if (online && (r = atomic_images_down(vg, mirr, &u)))
+		goto out;
 	/* Which image is which now: the kept one is the error segment. */
 	kept = other = NULL;
 	for (int k = 0; k < 2; k++) {
@@ -1380,24 +1430,20 @@ static int atomic_end(struct ulvm_vg *vg, struct ulvm_lv *mirr, bool keep_new,
 	if (other) {
 		pvmove_remove_lv(vg, other);
 		if ((r = commit_step(vg, description, &done)))
-			return r;
+			goto out;
 	}
 	if (kept)
 		pvmove_remove_lv(vg, kept);
 	if ((r = pvmove_detach(vg, mirr)) || (r = commit_step(vg, description, &done)))
-		return r;
+		goto out;
+	/* The LVs' devices on the kept extents, pvmoveN's device removed. */
+	if (online && (r = apply_tables(vg, mirr, &u, true)))
+		goto out;
 	pvmove_remove_lv(vg, mirr);
-	return vg_write_commit(vg, description);
-}
-
-static int atomic_refuse_online(const struct ulvm_vg *vg, const struct ulvm_lv *mirr)
-{
-	if (!ulvm_pvmove_online(vg, mirr))
-		return 0;
-	return ulvm_error(-EOPNOTSUPP,
-	                  "%s/%s is an --atomic move of active LVs: ulvm moves those offline "
-	                  "only (deactivate the LVs, then run pvmove again)",
-	                  vg->name, mirr->name);
+	r = vg_write_commit(vg, description);
+out:
+	free(u.v);
+	return r;
 }
 
 static int atomic_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_progress_fn fn,
@@ -1406,9 +1452,13 @@ static int atomic_run(struct ulvm_vg *vg, struct ulvm_lv *mirr, ulvm_pvmove_prog
 	struct ulvm_pvmove_progress p = {.total = (uint64_t)mirr->le_count * vg->extent_size};
 	int r;
 
-	if ((r = vg_refuse_exported(vg, false)) || (r = ulvm_vg_require_complete(vg)) ||
-	    (r = atomic_refuse_online(vg, mirr)))
+	if ((r = vg_refuse_exported(vg, false)) || (r = ulvm_vg_require_complete(vg)))
 		return r;
+	if (ulvm_pvmove_online(vg, mirr))
+		return ulvm_error(-EBUSY,
+		                  "%s/%s moves extents of active LVs: it runs in ulvmd "
+		                  "(ulvm_pvmove_poll)",
+		                  vg->name, mirr->name);
 	if (atomic_copying(vg, mirr)) {
 		/* Nothing is committed while it copies: a stop starts the copy over. */
 		if (fn)
@@ -1472,7 +1522,8 @@ int ulvm_pvmove_abort(struct ulvm_vg *vg, struct ulvm_lv *mirr, const char *desc
 	int r;
 
 	if (lv_is_pvmove(mirr) && is_atomic(vg, mirr))
-		return (r = vg_refuse_exported(vg, false)) || (r = atomic_refuse_online(vg, mirr))
+		return (r = vg_refuse_exported(vg, false)) ||
+		               (ulvm_pvmove_online(vg, mirr) && (r = daemon_needed(vg, mirr)))
 		           ? r
 		           : atomic_end(vg, mirr, false, description);
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)))
@@ -1499,8 +1550,10 @@ int ulvm_pvmove_tidy(struct ulvm_vg *vg)
 		struct users u = {0};
 		char dm[300];
 
-		if (strncmp(m->name, "pvmove", 6) || lv_is_pvmove(m) || m->nsegs != 1 ||
-		    strcmp(m->segs[0].type, "error") || !ulvm_lv_active(vg, m))
+		/* (not an --atomic move's image, which may be an error segment too) */
+		if (strncmp(m->name, "pvmove", 6) ||
+		    m->name[6 + strspn(m->name + 6, "0123456789")] || lv_is_pvmove(m) ||
+		    m->nsegs != 1 || strcmp(m->segs[0].type, "error") || !ulvm_lv_active(vg, m))
 			continue;
 		ulvm_lv_dm_name(vg->name, m->name, dm, sizeof(dm));
 		if (!(u.v = calloc(vg->nlvs + 1, sizeof(*u.v))))
@@ -1529,8 +1582,8 @@ int ulvm_pvmove_tidy(struct ulvm_vg *vg)
 /* "<start> <len> mirror 2 <dev0> <dev1> N/M 1 AA 1 core": the status line of the mirror target
  * at `start` (sectors) of `status`: N, M and whether a leg's letter is not A. False when there
  * is none. */
-static bool mirror_sync_at(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
-                           bool *failed)
+bool mirror_status_sync(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
+                        bool *failed)
 {
 	for (const char *line = status; line && *line;) {
 		const char *nl = strchr(line, '\n');
@@ -1562,7 +1615,7 @@ static bool mirror_sync_at(const char *status, uint64_t start, uint64_t *in_sync
 static int mirror_sync(const char *status, uint64_t start, uint64_t *in_sync, uint64_t *regions,
                        bool *failed)
 {
-	if (mirror_sync_at(status, start, in_sync, regions, failed))
+	if (mirror_status_sync(status, start, in_sync, regions, failed))
 		return 0;
 	return ulvm_error(-EIO,
 	                  "ABORTING: Mirror percentage check failed (no mirror at sector %llu "
@@ -1583,8 +1636,8 @@ void pvmove_copied_from_status(const struct ulvm_vg *vg, const struct ulvm_lv *m
 		bool failed;
 
 		*total += seg->extent_count;
-		if (mirror_sync_at(status, (uint64_t)seg->start_extent * vg->extent_size, &in_sync,
-		                   &regions, &failed) &&
+		if (mirror_status_sync(status, (uint64_t)seg->start_extent * vg->extent_size,
+		                       &in_sync, &regions, &failed) &&
 		    regions)
 			*copied += (uint64_t)seg->extent_count * MIN(in_sync, regions) / regions;
 		else if (seg->area_count > 1)
@@ -1610,6 +1663,56 @@ int ulvm_pvmove_copied(const struct ulvm_vg *vg, const struct ulvm_lv *lv, uint6
 	return 0;
 }
 
+/* One look at an --atomic move of active LVs: the devices made what the metadata says (the
+ * images, pvmoveN a mirror over them, the LVs on it); once the mirror is in sync, the finish.
+ * A stop between the switch and pvmoveN's reload can leave the mirror running (a new ulvmd
+ * loads it again and copies from image 0 again): a finish waits until it is in sync, since
+ * image 1's extents are the data from the switch on. */
+static int atomic_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,
+                       const char *description)
+{
+	bool copying = atomic_copying(vg, mirr), keep_new = copying, failed = false;
+	uint64_t in_sync = 1, regions = 1;
+	char mname[300], *status = NULL;
+	const struct ulvm_lv *img1 = image_of(vg, mirr, 1);
+	int r;
+
+	if ((r = vg_refuse_exported(vg, false)) || (r = ulvm_vg_require_complete(vg)) ||
+	    (r = daemon_needed(vg, mirr)))
+		return r;
+	p->total = (uint64_t)mirr->le_count * vg->extent_size;
+	p->done = 0;
+	if (copying) {
+		struct users u = {0};
+		if ((r = atomic_images_up(vg, mirr)) || (r = collect_users(vg, mirr, &u)))
+			return r;
+		r = apply_tables(vg, mirr, &u, false);
+		free(u.v);
+		if (r)
+			return r;
+	} else {
+		keep_new = img1 && img1->nsegs == 1 && !strcmp(img1->segs[0].type, "error");
+	}
+	ulvm_lv_dm_name(vg->name, mirr->name, mname, sizeof(mname));
+	if (keep_new && ulvm_active_exists(mname)) {
+		if ((r = ulvm_active_status(mname, &status)))
+			return r;
+		if (copying || strstr(status, " mirror "))
+			r = mirror_sync(status, 0, &in_sync, &regions, &failed);
+		free(status);
+		if (r)
+			return r;
+		if (failed)
+			return ulvm_error(-EIO, "%s/%s: a leg of the mirror failed: ABORTING",
+			                  vg->name, mirr->name);
+		p->done = p->total * MIN(in_sync, regions) / regions;
+		if (in_sync < regions)
+			return 0;
+	}
+	p->done = p->total;
+	return (r = atomic_end(vg, mirr, keep_new, description)) ? r : 1;
+}
+
 int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmove_progress *p,
                      const char *description)
 {
@@ -1621,16 +1724,12 @@ int ulvm_pvmove_poll(struct ulvm_vg *vg, struct ulvm_lv *mirr, struct ulvm_pvmov
 	int r;
 
 	if (lv_is_pvmove(mirr) && is_atomic(vg, mirr))
-		return (r = atomic_run(vg, mirr, NULL, NULL, description)) ? r : 1;
+		return atomic_poll(vg, mirr, p, description);
 	if ((r = check_mirr(vg, mirr)) || (r = vg_refuse_exported(vg, false)) ||
 	    (r = ulvm_vg_require_complete(vg)))
 		return r;
-	if (!daemon_runs())
-		return ulvm_error(
-		    -ENOTCONN,
-		    "%s/%s moves extents of active LVs and ulvmd is not running: the "
-		    "move goes on once it runs again (`ulvm serve`, then `ulvm pvmove`)",
-		    vg->name, mirr->name);
+	if ((r = daemon_needed(vg, mirr)))
+		return r;
 	p->total = p->done = 0;
 	for (size_t s = 0; s < mirr->nsegs; s++) {
 		const struct ulvm_seg *seg = &mirr->segs[s];

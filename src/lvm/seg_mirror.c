@@ -7,6 +7,7 @@
  * target for the segment being moved, linear for the others).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "segtype.h"
@@ -53,15 +54,26 @@ static void mirror_link(struct ulvm_vg *vg, struct ulvm_lv *lv, size_t seg_index
 			seg_mark_used(vg, seg->areas[a].lv_name, lv, seg_index);
 }
 
-/* A leg LV, as LVM2 reports a mirror image: 'I' (not in sync: ulvm has no active atomic
- * move to say otherwise; LVM2 prints it for an inactive one too), target type 'm'. */
+/* A leg LV, as LVM2 reports a mirror image (lv_attr's first letter): 'i' once the mirror's
+ * active device is in sync, else 'I' (LVM2 prints it for an inactive one too); target 'm'. */
 static void mirror_report_user(const struct ulvm_vg *vg, const struct ulvm_lv *used,
                                const struct ulvm_seg *user, struct ulvm_lv_info *info)
 {
-	(void)vg;
-	(void)used;
-	(void)user;
-	info->role = 'I';
+	const struct ulvm_lv *mirr = used->used_by;
+	uint64_t in_sync = 0, regions = 0;
+	char dm[300], *status = NULL;
+	bool failed = false, synced = false;
+
+	if (mirr && ulvm_lv_active(vg, mirr)) {
+		ulvm_lv_dm_name(vg->name, mirr->name, dm, sizeof(dm));
+		if (!ulvm_active_status(dm, &status))
+			synced = mirror_status_sync(status,
+			                            (uint64_t)user->start_extent * vg->extent_size,
+			                            &in_sync, &regions, &failed) &&
+			         regions && in_sync >= regions;
+		free(status);
+	}
+	info->role = synced ? 'i' : 'I';
 	info->target = 'm';
 }
 

@@ -13,15 +13,10 @@ set -euo pipefail
 need_root; need_lvm2; need_python
 
 VG=e2e181
-mkimg a 64M; mkimg b 64M; mkimg c 64M; mkimg d 64M
-ulvm pvcreate "$(img a)" "$(img b)" "$(img c)" "$(img d)" >/dev/null
-ulvm vgcreate $VG "$(img a)" "$(img b)" "$(img c)" "$(img d)" >/dev/null
-ulvm lvcreate -n one -l 3 $VG "$(img a)" >/dev/null
-ulvm lvcreate -n two -l 2 $VG "$(img a)" >/dev/null
+pvmove_vg4 $VG one:3:a two:2:a
 ulvm lvextend -l +2 $VG/one "$(img a)" >/dev/null
 ulvm lvcreate -n st -i 2 -I 64k -l 4 $VG "$(img a)" "$(img b)" >/dev/null
-ulvm lvcreate -n big -l 12 $VG "$(img c)" >/dev/null
-ulvm lvcreate -n fill -l 9 $VG "$(img d)" >/dev/null
+lvs_on $VG big:12:c fill:9:d
 LVS="$VG/one $VG/two $VG/st $VG/big $VG/fill"
 for lv in $LVS; do fill_lv "$lv"; done
 attach a b c d

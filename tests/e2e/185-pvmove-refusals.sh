@@ -16,16 +16,8 @@ ulvm pvcreate "$(img a)" "$(img b)" "$(img c)" "$(img o)" >/dev/null
 ulvm vgcreate $VG "$(img a)" "$(img b)" "$(img c)" >/dev/null
 ulvm lvcreate -n one -l 3 $VG "$(img a)" >/dev/null
 fill_lv $VG/one
+SUM_IMGS="a b c o"
 sum=$(imgsum a b c o)
-
-refused() { # RC STDERR-REGEX ARGS...
-	local want=$1 re=$2 o e r
-	shift 2
-	run_rc o e r ulvm pvmove "$@"
-	assert_eq "$want" "$r" "pvmove $*: exit code ($e)"
-	assert_match "$re" "$e" "pvmove $*: message"
-	assert_eq "$sum" "$(imgsum a b c o)" "pvmove $* wrote nothing"
-}
 refused 5 "^  No data to move for $VG\.$" "$(img b)"
 refused 5 "^  No extents available for allocation\.$" "$(img a)" "$(img a)"
 refused 3 "^  Cannot use $T/nope: device not found

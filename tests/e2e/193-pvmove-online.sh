@@ -34,24 +34,11 @@ ULVM_MIRROR_RECOVERY_RATE=2M ulvmd_start
 ulvm lvchange -ay $VG/lin $VG/str
 for lv in lin str; do ulvm dd if="$T/$lv.want" of=$VG/$lv bs=1M conv=fsync status=none; done
 
-# writer LV N: N writes of 64 KiB at random offsets, each also into $T/LV.want.
-writer() {
-	local lv=$1 n=$2 size off i
-	size=$(stat -c %s "$T/$lv.want")
-	for i in $(seq "$n"); do
-		off=$((RANDOM % (size / 65536)))
-		head -c 65536 /dev/urandom >"$T/$lv.piece"
-		ulvm dd if="$T/$lv.piece" of=$VG/$lv bs=64k seek=$off conv=fsync,notrunc status=none ||
-			{ echo "writer $lv: write $i failed" >"$T/$lv.fail"; return 1; }
-		dd if="$T/$lv.piece" of="$T/$lv.want" bs=64k seek=$off conv=notrunc status=none
-	done
-}
-
 "$ULVM" pvmove --devices "$(imgs_csv)" -i 1 "$(img a)" "$(img b)" >"$T/pvmove.out" 2>"$T/pvmove.err" &
 PVMOVE=$!
 ULVMD_CLEANUP='kill $PVMOVE 2>/dev/null || :'
-writer lin 40 & W1=$!
-writer str 40 & W2=$!
+write_pieces "$T/lin.want" 40 $VG/lin & W1=$!
+write_pieces "$T/str.want" 40 $VG/str & W2=$!
 
 # Mid-move: wait until a segment is being mirrored, and look.
 for i in $(seq 200); do
@@ -72,8 +59,8 @@ assert_match "pvmove0" "$(lvm2 lvs -a --noheadings -o lv_name $VG)" "LVM2 lists 
 assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,lv_attr,move_pv $VG | cut -c1-16,19- | map_devs | tr -s ' ' | sort)" \
 	"$(ulvm lvs -a --noheadings -o lv_name,lv_attr,move_pv $VG | cut -c1-16,19- | tr -s ' ' | sort)" "lv_attr and move_pv mid-move as LVM2's"
 
-wait $W1 || fail "writer lin: $(cat "$T/lin.fail" 2>/dev/null)"
-wait $W2 || fail "writer str: $(cat "$T/str.fail" 2>/dev/null)"
+wait $W1 || fail "writer lin: $(cat "$T/lin.want.fail" 2>/dev/null)"
+wait $W2 || fail "writer str: $(cat "$T/str.want.fail" 2>/dev/null)"
 wait $PVMOVE || fail "pvmove: $(cat "$T/pvmove.err")"
 ULVMD_CLEANUP=:
 assert_match "$(img a): Moved: 100.00%" "$(cat "$T/pvmove.out")" "the move finished"

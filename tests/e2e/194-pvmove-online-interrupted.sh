@@ -47,13 +47,7 @@ assert_eq 0 "$(lvm2 pvs --noheadings -o pv_pe_alloc_count "$(loop a)" | tr -d ' 
 "$ULVM" pvmove --devices "$(imgs_csv)" -i 0 "$(img b)" "$(img a)" >/dev/null 2>"$T/pv2.err" &
 PV=$!
 for i in $(seq 100); do dms table $VG-pvmove0 2>/dev/null | grep -q ' mirror ' && break; sleep 0.1; done
-kill -KILL "$DPID"
-DPID=
-wait $PV && fail "pvmove went on without ulvmd" || :
-assert_match "ulvmd is not running" "$(cat "$T/pv2.err")" "the command says why it stopped"
-run_rc o e r ulvm pvmove -i 0
-assert_eq 5 "$r" "pvmove without ulvmd: $e"
-assert_match "ulvmd is not running" "$e" "says why: $e"
+ulvmd_killed_mid_move $PV "$T/pv2.err"
 in_progress "ulvmd killed"
 ulvmd_start
 run_rc o e r ulvm pvmove -i 0

@@ -14,26 +14,12 @@ set -euo pipefail
 need_root; need_lvm2; need_python
 
 VG=e2e246
-pvmove_vg $VG 96 20 10 12
-for lv in $LVS; do fill_lv "$lv"; done
-
-# The pvmove LVs of the newest metadata (mda_history), without the seqno.
-last_state() { mda_history "$(img "$1")" | tail -1 | cut -d' ' -f2-; }
-# lv_attr without its activation letters (5, 6: LVM2 prints X without device-mapper)
-no_activation() { awk '{ print $1, substr($2, 1, 4) substr($2, 7) }'; }
-attrs_as_lvm2() { # WHAT: lv_attr (without activation letters), devices and PE ranges as LVM2's
-	assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,lv_attr $VG 2>/dev/null | no_activation)" \
-		"$(ulvm lvs -a --noheadings -o lv_name,lv_attr $VG | no_activation)" "lv_attr as LVM2's ($1)"
-	assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,devices,seg_pe_ranges,move_pv $VG 2>/dev/null | map_devs | tr -s ' ')" \
-		"$(ulvm lvs -a --noheadings -o lv_name,devices,seg_pe_ranges,move_pv $VG | tr -s ' ')" "devices, PE ranges, Move as LVM2's ($1)"
-	lvm2 vgck $VG || fail "LVM2 vgck ($1)"
-}
+pvmove_vg $VG 96 20 10 12 fill
 
 # Killed 5 MiB into the copy: the setup commit only.
-run_rc o e r env ULVM_TEST_PVMOVE_KILL=bytes:5242880 "$ULVM" pvmove --devices "$(imgs_csv)" --atomic -i 0 "$(img a)" "$(img b)"
-assert_eq 137 "$r" "killed mid-copy: $e"
+atomic_killed 5242880 "a to b" "$(img a)" "$(img b)"
 assert_eq "pvmove0:READ,WRITE,PVMOVE,LOCKED:mirror42/0 pvmove0_mimage_0:READ,WRITE:striped20/-,striped12/-,striped10/- pvmove0_mimage_1:READ,WRITE:striped20/-,striped12/-,striped10/- locked=one,two" \
-	"$(last_state a)" "the setup commit: LVM2's atomic layout"
+	"$(atomic_state a)" "the setup commit: LVM2's atomic layout"
 attrs_as_lvm2 "killed mid-copy"
 assert_match "\[pvmove0\] +mirror" "$(lvm2 lvs -a --noheadings -o lv_name,segtype $VG 2>/dev/null)" "LVM2 reads pvmove0 as one mirror"
 cmp_report lvs lv_name,segtype,lv_layout,seg_start_pe,seg_size_pe,stripes --segments -a -O lv_name,seg_start
@@ -43,51 +29,41 @@ check_lvs $LVS
 run_rc o e r env ULVM_TEST_PVMOVE_STOP_FINISH=1 "$ULVM" pvmove --devices "$(imgs_csv)" -i 0
 assert_eq 5 "$r" "stopped after the first finishing commit: $e"
 assert_eq "pvmove0_mimage_0:READ,WRITE,VISIBLE:striped20/-,striped12/-,striped10/- pvmove0_mimage_1:READ,WRITE,VISIBLE:error42/- pvmove0:READ,WRITE,PVMOVE,LOCKED:striped20/-,striped12/-,striped10/- locked=one,two" \
-	"$(last_state a)" "pvmove0 on the new extents, both images visible, the new one an error segment"
+	"$(atomic_state a)" "pvmove0 on the new extents, both images visible, the new one an error segment"
 attrs_as_lvm2 "after the switch"
 check_lvs $LVS
 run_rc o e r env ULVM_TEST_PVMOVE_STOP_FINISH=1 "$ULVM" pvmove --devices "$(imgs_csv)" -i 0
 assert_eq 5 "$r" "stopped again: $e"
 assert_eq "pvmove0_mimage_1:READ,WRITE,VISIBLE:error42/- pvmove0:READ,WRITE,PVMOVE,LOCKED:striped20/-,striped12/-,striped10/- locked=one,two" \
-	"$(last_state a)" "the old image removed"
+	"$(atomic_state a)" "the old image removed"
 attrs_as_lvm2 "old image removed"
 check_lvs $LVS
 run_rc o e r ulvm pvmove -i 0
 assert_eq 0 "$r" "finished: $e"
 assert_match "Moved: 100.00%" "$o" "the move finished"
 # The whole history: LVM2's commits (LVM2 writes the switch twice; the stop came between).
-history() { # IMG: the states from the setup on, shortened
-	mda_history "$(img "$1")" | cut -d' ' -f2- | sed -n '/pvmove0:READ,WRITE,PVMOVE,LOCKED:mirror/,$p' |
-		sed -E 's/pvmove0:READ,WRITE,PVMOVE,LOCKED:mirror42\/0/pvmove0:2/; s/:READ,WRITE,VISIBLE:error42\/-/:RWV-error/; s/:READ,WRITE,VISIBLE:[^ ]*/:RWV/; s/:READ,WRITE:striped[^ ]*/:READ,WRITE/g; s/pvmove0:READ,WRITE,PVMOVE,LOCKED:striped[^ ]*/pvmove0:PVMOVE/; s/pvmove0:READ,WRITE:error1\/-/pvmove0:error/'
-}
 assert_eq "pvmove0:2 pvmove0_mimage_0:READ,WRITE pvmove0_mimage_1:READ,WRITE locked=one,two
 pvmove0_mimage_0:RWV pvmove0_mimage_1:RWV-error pvmove0:PVMOVE locked=one,two
 pvmove0_mimage_1:RWV-error pvmove0:PVMOVE locked=one,two
 pvmove0:error locked=
-- locked=" "$(history a)" "the commits of the finish are LVM2's"
+- locked=" "$(atomic_history a)" "the commits of the finish are LVM2's"
 lvm2 vgck $VG || fail "LVM2 vgck after the move"
 assert_eq 0 "$(lvm2 pvs --noheadings -o pv_pe_alloc_count "$(loop a)" | tr -d ' ')" "nothing left on a"
 cmp_report lvs lv_name,lv_attr,seg_start_pe,seg_size_pe,seg_pe_ranges,devices --segments -a -O lv_name,seg_start
 check_lvs $LVS
 
 # Back to a, atomic, killed mid-copy, then aborted: everything stays on b.
-run_rc o e r env ULVM_TEST_PVMOVE_KILL=bytes:5242880 "$ULVM" pvmove --devices "$(imgs_csv)" --atomic -i 0 "$(img b)" "$(img a)"
-assert_eq 137 "$r" "killed mid-copy (b to a): $e"
+atomic_killed 5242880 "b to a" "$(img b)" "$(img a)"
 attrs_as_lvm2 "b to a, killed"
 run_rc o e r env ULVM_TEST_PVMOVE_STOP_FINISH=2 "$ULVM" pvmove --devices "$(imgs_csv)" --abort
 assert_eq 5 "$r" "abort stopped after its second commit: $e"
 assert_eq "pvmove0_mimage_0:READ,WRITE,VISIBLE:error42/- pvmove0_mimage_1:READ,WRITE,VISIBLE:striped42/- pvmove0:READ,WRITE,PVMOVE,LOCKED:striped32/-,striped10/- locked=one,two" \
-	"$(last_state b)" "aborting keeps image 0 (pvmove0 on the old extents), image 1 (merged, as LVM2 does) is removed"
+	"$(atomic_state b)" "aborting keeps image 0 (pvmove0 on the old extents), image 1 (merged, as LVM2 does) is removed"
 attrs_as_lvm2 "abort after the switch"
 check_lvs $LVS
 run_rc o e r ulvm pvmove --abort
 assert_eq 0 "$r" "abort finished: $e"
-assert_eq "pvmove0:2 pvmove0_mimage_0:READ,WRITE pvmove0_mimage_1:READ,WRITE locked=one,two
-pvmove0_mimage_0:RWV-error pvmove0_mimage_1:RWV pvmove0:PVMOVE locked=one,two
-pvmove0_mimage_0:RWV-error pvmove0_mimage_1:RWV pvmove0:PVMOVE locked=one,two
-pvmove0_mimage_0:RWV-error pvmove0:PVMOVE locked=one,two
-pvmove0:error locked=
-- locked=" "$(history b | sed -n '/pvmove0:2/,$p' | tail -6)" "the commits of the abort are LVM2's (the switch written twice)"
+assert_eq "$ATOMIC_ABORTED" "$(atomic_history b)" "the commits of the abort are LVM2's (the switch written twice)"
 lvm2 vgck $VG || fail "LVM2 vgck after the abort"
 assert_eq 0 "$(lvm2 pvs --noheadings -o pv_pe_alloc_count "$(loop a)" | tr -d ' ')" "nothing on a after the abort"
 assert_nomatch mimage "$(lvm2 lvs -a --noheadings -o lv_name $VG)" "no image left"

@@ -5,32 +5,19 @@
 # convert pvmove LV to mirrored."). LVM2 without device-mapper refuses every pvmove, so an
 # interrupted atomic move is left to the kernel test (k-pvmove-atomic.sh) to finish in LVM2;
 # here LVM2 still reads ulvm's move and its `lvs -a` agrees, and ulvm resumes it when the PV
-# is named. ulvm's own refusal: an active LV (ulvm makes atomic moves offline only). Nothing
-# is written by a refusal.
+# is named. ulvm's own refusal: an active LV without ulvmd (ulvm moves active LVs online
+# through ulvmd only). Nothing is written by a refusal.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/pvmove_lib.sh"
 need_root; need_lvm2; need_python
 
 VG=e2e247
-mkimg a 64M; mkimg b 64M; mkimg c 64M; mkimg d 64M
-ulvm pvcreate "$(img a)" "$(img b)" "$(img c)" "$(img d)" >/dev/null
-ulvm vgcreate $VG "$(img a)" "$(img b)" "$(img c)" "$(img d)" >/dev/null
-ulvm lvcreate -n one -l 3 $VG "$(img a)" >/dev/null
-ulvm lvcreate -n big -l 15 $VG "$(img c)" >/dev/null
-ulvm lvcreate -n fill -l 15 $VG "$(img b)" >/dev/null
+pvmove_vg4 $VG one:3:a big:15:c fill:15:b
 fill_lv $VG/one
 attach a b c d
+SUM_IMGS="a b c d"
 sum=$(imgsum a b c d)
-
-refused() { # RC STDERR-REGEX ARGS...
-	local want=$1 re=$2 o e r
-	shift 2
-	run_rc o e r ulvm pvmove "$@"
-	assert_eq "$want" "$r" "pvmove $*: exit code ($e)"
-	assert_match "$re" "$e" "pvmove $*: message"
-	assert_eq "$sum" "$(imgsum a b c d)" "pvmove $* wrote nothing"
-}
 refused 5 "^  No data to move for $VG\.$" --atomic "$(img d)"
 refused 5 "^  Insufficient free space: 15 extents needed, but only 12 available
   Unable to allocate mirror extents for $VG/pvmove0\.
@@ -43,15 +30,14 @@ assert_eq 5 "$r" "LVM2's pvmove without device-mapper: exit code"
 assert_match "Required device-mapper target\(s\) not detected in your kernel\." "$e" "LVM2 needs dm-mirror for pvmove"
 assert_eq "$sum" "$(imgsum a b c d)" "LVM2's refused pvmove wrote nothing"
 
-# An active LV: ulvm makes atomic moves offline only.
+# An active LV without ulvmd: ulvm moves active LVs online, through ulvmd only.
 ulvm lvchange -ay $VG/one
 sum=$(imgsum a b c d)
-refused 5 "Logical volume $VG/one is active: ulvm makes --atomic moves of inactive LVs only" --atomic "$(img a)" "$(img d)"
+refused 5 "Logical volume $VG/one is active: ulvm moves the extents of active LVs online through ulvmd only" --atomic "$(img a)" "$(img d)"
 ulvm lvchange -an $VG/one
 
 # An atomic move interrupted: LVM2 reads it as ulvm does; ulvm goes on with it when named.
-run_rc o e r env ULVM_TEST_PVMOVE_KILL=bytes:1048576 "$ULVM" pvmove --devices "$(imgs_csv)" --atomic -i 0 "$(img a)" "$(img d)"
-assert_eq 137 "$r" "killed mid-copy: $e"
+atomic_killed 1048576 "a to d" "$(img a)" "$(img d)"
 assert_eq "$(lvm2 lvs -a --noheadings -o lv_name,devices,seg_pe_ranges,move_pv $VG 2>/dev/null | map_devs | tr -s ' ')" \
 	"$(ulvm lvs -a --noheadings -o lv_name,devices,seg_pe_ranges,move_pv $VG | tr -s ' ')" "LVM2's lvs -a of the interrupted atomic move"
 run_rc o e r ulvm pvmove -i 0 "$(img a)" "$(img b)"
@@ -61,4 +47,4 @@ assert_match "Ignoring remaining command line arguments" "$e" "as LVM2, the othe
 lvm2 vgck $VG || fail "LVM2 vgck after the move"
 assert_eq 0 "$(lvm2 pvs --noheadings -o pv_pe_alloc_count "$(loop a)" | tr -d ' ')" "nothing left on a"
 check_lvs $VG/one
-echo "PASS: pvmove --atomic refusals as LVM2's, and ulvm's offline-only rule"
+echo "PASS: pvmove --atomic refusals as LVM2's, and ulvm's rule for active LVs"

@@ -14,8 +14,8 @@
 # and ULVM_LOCK_DIR / ULVM_RUN_DIR point into $W, so the test has ulvm's state to itself.
 # The helpers: skip, fail, pass, u (run ulvm, stop the test if it fails), uq (run ulvm,
 # stdout to the caller), usum LV (md5 of a whole LV), usum_at LV OFF_MIB LEN_MIB, and
-# pattern PATH MIB (random data); for the pvmove tests fill_lvs, pvmove_killed and
-# guest_move_finished (below).
+# pattern PATH MIB (random data); for the pvmove tests fill_lvs, pvmove_killed,
+# guest_move_finished, guest_pvmove_fns and ulvm_finishes (below).
 
 skip() {
 	if [ "${KDM_REQUIRE:-0}" = 1 ]; then
@@ -136,6 +136,47 @@ guest_move_finished() {
 	for lv in "$@"; do
 		[ "$(grep "^md5 $vg/$lv " "$W/guest.out" | cut -d' ' -f3)" = "$(cat "$W/$lv.md5")" ] ||
 			fail "the guest reads other bytes in $vg/$lv than ulvm wrote"
+	done
+}
+
+# guest_pvmove_fns: shell functions for the pvmove tests' guest scripts (print them into
+# $W/guest.sh before the script's own lines):
+#   finish_and_read VG NEW LV...: LVM2's `pvmove` with no arguments (C: its options) goes on
+#     with VG's move; then the lines guest_move_finished reads, "VG/LV on: DEVICES new=NEW"
+#     for the first LV, and each LV's md5 as the kernel reads it.
+guest_pvmove_fns() {
+	cat <<'FNS'
+finish_and_read() {
+	local vg=$1 new=$2 lv
+	shift 2
+	pvmove $C -i 1 2>&1; echo "pvmove rc=$?"
+	vgck $vg 2>&1 && echo "vgck $vg: ok"
+	lvs -a --noheadings -o lv_name $vg | grep -q pvmove || echo "$vg: no pvmove LV left"
+	echo "$vg/$1 on: $(lvs --noheadings -o devices $vg/$1 | tr -d ' ') new=$new"
+	vgchange -ay $vg >/dev/null 2>&1
+	for lv in "$@"; do echo "md5 $vg/$lv $(md5sum </dev/$vg/$lv | cut -d' ' -f1)"; done
+	vgchange -an $vg >/dev/null 2>&1
+}
+FNS
+}
+# ulvm_finishes VG OLD LV...: `ulvm pvmove` with no arguments finishes LVM2's move in VG (on
+# $W/OLD.img and its pair, $W/<OLD without its last digit>1.img): ulvm's vgck is clean, no
+# pvmove LV is left, nothing is left on OLD, and each LV reads as the guest wrote it ("md5
+# VG/LV SUM" in $W/guest.out).
+ulvm_finishes() {
+	local vg=$1 old=$2 lv want run devs
+	shift 2
+	devs="$W/$old.img,$W/${old%?}1.img"
+	run=$("$U" pvmove --devices "$devs" -i 0 2>&1) || fail "ulvm pvmove did not finish LVM2's move of $vg: $run"
+	echo "+ ulvm pvmove ($vg): $run" >>"$LOG"
+	uq vgck --devices "$devs" "$vg" >/dev/null || fail "ulvm vgck $vg after finishing LVM2's move"
+	uq lvs --devices "$devs" -a --noheadings -o lv_name "$vg" | grep -q pvmove && fail "a pvmove LV left in $vg"
+	[ "$(uq pvs --devices "$devs" --noheadings -o pv_pe_alloc_count "$W/$old.img" | tr -d ' ')" = 0 ] ||
+		fail "extents left on $old"
+	for lv in "$@"; do
+		want=$(grep "^md5 $vg/$lv " "$W/guest.out" | cut -d' ' -f3)
+		[ -n "$want" ] && [ "$(uq dd --devices "$devs" if="$vg/$lv" bs=1M status=none | md5sum | cut -d' ' -f1)" = "$want" ] ||
+			fail "$vg/$lv after ulvm finished LVM2's move: other bytes than the guest wrote"
 	done
 }
 

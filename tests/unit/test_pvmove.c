@@ -625,6 +625,50 @@ static void test_atomic(void **state)
 	}
 }
 
+/* An atomic move's LVs as reports see them (inactive: the images 'I'), the layouts LVM2 gives
+ * (the kept image an error segment: "unknown"), and the mirror status the image letter and
+ * the online move read. */
+static void test_atomic_report(void **state)
+{
+	struct ulvm_vg *vg = vg_linear(8192, 2, 10, "a=0@0+3,1@9+1");
+	struct ulvm_pvmove_opts o = {.alloc = ULVM_ALLOC_NORMAL, .atomic = true};
+	struct ulvm_lv *m = NULL;
+	struct ulvm_lv_info in;
+	uint64_t sync = 0, regions = 0;
+	bool failed = true;
+
+	(void)state;
+	ulvm_lv_info(vg, ulvm_lv_find(vg, "a"), &in);
+	assert_string_equal(in.layout, "linear");
+	assert_int_equal(pvmove_plan(vg, "/dev/pv0", &o, &m), 0);
+	ulvm_lv_info(vg, m, &in);
+	assert_int_equal(in.role, 'p');
+	assert_string_equal(in.layout, "mirror");
+	ulvm_lv_info(vg, ulvm_lv_find(vg, "pvmove0_mimage_0"), &in);
+	assert_int_equal(in.role, 'I');
+	assert_int_equal(in.target, 'm');
+	assert_string_equal(in.layout, "linear");
+	assert_int_equal(pvmove_atomic_switch(vg, m, true), 0);
+	ulvm_lv_info(vg, ulvm_lv_find(vg, "pvmove0_mimage_1"), &in);
+	assert_string_equal(in.layout, "unknown");
+	assert_int_equal(in.role, 'v');
+	vg_free(vg);
+
+	assert_true(
+	    mirror_status_sync("0 36864 mirror 2 v-pvmove0_mimage_0 v-pvmove0_mimage_1 3/9 1 "
+	                       "AA 1 core\n",
+	                       0, &sync, &regions, &failed));
+	assert_int_equal(sync, 3);
+	assert_int_equal(regions, 9);
+	assert_false(failed);
+	assert_true(mirror_status_sync("0 8 linear\n8 16 mirror 2 7:0 7:1 2/2 1 AD 1 core\n", 8,
+	                               &sync, &regions, &failed));
+	assert_true(failed);
+	assert_false(mirror_status_sync("0 8 linear\n", 0, &sync, &regions, &failed));
+	assert_false(mirror_status_sync("0 16 mirror 2 7:0 7:1 2/2 1 AA 1 core\n", 8, &sync,
+	                                &regions, &failed));
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
@@ -640,6 +684,7 @@ int main(void)
 	    cmocka_unit_test(test_layers),
 	    cmocka_unit_test(test_copied),
 	    cmocka_unit_test(test_atomic),
+	    cmocka_unit_test(test_atomic_report),
 	};
 
 	setenv("ULVM_RUN_DIR", "/nonexistent-ulvm-test-run", 1);
