@@ -78,7 +78,7 @@ class Table:
 
     def values(self, row, col):
         c = self.col(col)
-        if not c.ratio:
+        if not c.ratio or (row, col) in self.samples:  # a ratio given per repetition
             return list(self.samples.get((row, col), {}).values())
         num = self.samples.get((row, c.num), {})
         den = self.samples.get((c.den_row or row, c.den), {})
@@ -315,10 +315,46 @@ def alternate(rep, items):
     return list(items) if rep % 2 == 0 else list(reversed(items))
 
 
-def slices(secs, slice_s=0.1):
+def slices(secs, slice_s=0.05):
     """--slices for a cell of several targets that each run `secs`: turns of about slice_s,
     at least two (so that each target goes first once)."""
     return max(2, int(round(secs / slice_s)))
+
+
+def round_ratio(num, den, cpu=False):
+    """num's figure over den's in each round of one cell in turns (the two turns of a round
+    ran next to each other, the order alternating), median over the rounds: throughput
+    (bytes per second), or with `cpu` CPU seconds per byte. None without rounds. A burst of
+    load from elsewhere falls on a turn or two of one target: the median of the paired rounds
+    leaves it out, where the ratio of the totals would carry it."""
+    v = []
+    for (nb, ns, nc), (db, ds, dc) in zip(num.get("rounds") or [], den.get("rounds") or []):
+        if cpu and nb and db and nc > 0 and dc > 0:
+            v.append((nc / nb) / (dc / db))
+        elif not cpu and ns > 0 and ds > 0 and db:
+            v.append((nb / ns) / (db / ds))
+    return statistics.median(v) if v else None
+
+
+def add_turns(tables, row, rep, results):
+    """The results of one cell in turns, {column: that target's JSON line}, into `row`:
+    each target's MiB/s into its column and its CPU per GiB into column + "_cpu", in
+    whichever of `tables` has them, and into every ratio column between two of them the
+    median over the cell's rounds of the per-round ratio (round_ratio)."""
+    cols = {}
+    for key, r in results.items():
+        cols[key] = (r, False)
+        cols[key + "_cpu"] = (r, True)
+    for t in tables:
+        keys = {c.key for c in t.cols}
+        for key, (r, cpu) in cols.items():
+            if key in keys:
+                t.add(row, key, r["cpu_s_per_gib"] if cpu else r["mib_s"], rep)
+        for c in t.cols:
+            if c.ratio and not c.den_row and c.num in cols and c.den in cols and \
+                    cols[c.num][1] == cols[c.den][1]:
+                t.add(row, c.key, round_ratio(cols[c.num][0], cols[c.den][0],
+                                              cols[c.num][1]), rep)
 
 
 def throttle_cgroup(ws, path, bytes_per_s):

@@ -3,7 +3,8 @@ the overhead grew with the device's speed. Sequential 1 MiB reads (dd's pattern:
 at a time), raw against a linear LV over the same bytes, on a slow and a fast backing device,
 and a throttled one; with the CPU time per GiB moved, the measure that noise does not hide."""
 
-from .core import Col, Experiment, Ratio, Table, Unavailable, alternate, slices, throttle_cgroup
+from .core import (Col, Experiment, Ratio, Table, Unavailable, add_turns, alternate, slices,
+                   throttle_cgroup)
 
 THROTTLE = 100 << 20  # bytes/s: the throttled row, a disk of the seed's era
 CPU_BS = ["4k", "16k", "64k", "256k", "1M"]  # the CPU sweep
@@ -41,9 +42,10 @@ class Seed001(Experiment):
         return [Table("seed001", self.title, self.rows(ctx), cols,
                       "`ulvm bench cell --rw read --bs 1M --qd 1`: the library's engine on the "
                       "LV and on the PV file at the LV's offset (`--raw-under`), both in one "
-                      "process taking turns of ~0.1 s (the first alternating per repetition), "
-                      "so that the machine's load falls on both alike; throughput, and user+system CPU time from getrusage per "
-                      "GiB read. Disk files are opened O_DIRECT (the engine's choice), tmpfs "
+                      "process taking turns of ~0.05 s (the first alternating per repetition), "
+                      "so that the machine's load falls on both alike; throughput, and "
+                      "user+system CPU time from getrusage per GiB read; a repetition's ratio "
+                      "is the median of its rounds' (each round's two turns side by side). Disk files are opened O_DIRECT (the engine's choice), tmpfs "
                       "through its page cache; the throttled row runs the same cells inside a "
                       "cgroup with an I/O limit on the disk.",
                       seed="dd bs=1M from a raw MD raid5: 289 MB/s; from a linear LV on it: "
@@ -54,8 +56,8 @@ class Seed001(Experiment):
                       "sequential reads (seed 001)", [(b, b) for b in CPU_BS],
                       self.cpu_cols(ctx),
                       "`ulvm bench cell --rw read --qd 1 --bs BS` on the LV and on the PV file "
-                      "at the LV's offset (`--raw-under`), in one process taking turns of ~0.1 s, "
-                      "on each backing device; "
+                      "at the LV's offset (`--raw-under`), in one process taking turns of "
+                      "~0.05 s (ratios: the median of the rounds'), on each backing device; "
                       "user+system CPU time from getrusage per GiB read, and throughput. The "
                       "added CPU per request is what the LV costs; the kernel's share is the "
                       "same for both.",
@@ -174,9 +176,7 @@ class Seed001(Experiment):
         res = ws.cells([("--raw-under" if n == "raw" else "--lv", "bench1/" + lv)
                         for n in names], *args, "--seconds", secs, "--slices", slices(secs),
                        preexec=preexec)
-        for n, r in zip(names, res):
-            t.add(row, prefix + n, r["mib_s"], rep)
-            t.add(row, prefix + n + "_cpu", r["cpu_s_per_gib"], rep)
+        add_turns([t], row, rep, {prefix + n: r for n, r in zip(names, res)})
 
     def cpu_sweep(self, ctx, ws, t, lvs, media):
         secs = self.small_secs(ctx)

@@ -7,8 +7,8 @@ device."""
 
 import os
 
-from .core import (Col, Experiment, Ratio, Table, Unavailable, alternate, fio_jobs, need_tools,
-                   slices, wait_for)
+from .core import (Col, Experiment, Ratio, Table, Unavailable, add_turns, alternate, fio_jobs,
+                   need_tools, slices, wait_for)
 
 STRIPES = ["4k", "8k", "16k", "32k", "64k", "128k", "256k", "512k"]
 # (column, label, unit, cell arguments, result field)
@@ -57,9 +57,10 @@ class Seed002(Experiment):
                       "same kind of device: the PV file at a linear LV's offset "
                       "(`--raw-under`), that linear LV, and an LV striped 2 x 64 KiB over two "
                       "files of that device (each file the size of the raw one); the three in "
-                      "one process taking turns of ~0.1 s, so that the machine's load falls on "
-                      "all alike, the first alternating per repetition. Throughput, and user+system CPU time from "
-                      "getrusage per GiB moved: a striped 1 MiB request goes down as one "
+                      "one process taking turns of ~0.05 s, so that the machine's load falls on "
+                      "all alike, the first alternating per repetition (ratios: the median of "
+                      "the rounds'). Throughput, and user+system CPU time from getrusage per "
+                      "GiB moved: a striped 1 MiB request goes down as one "
                       "vectored request per stripe.",
                       seed="the seed's striped LV was slower than the linear one; is it the "
                            "volume manager's doing?",
@@ -168,9 +169,8 @@ class Seed002(Experiment):
                     order = alternate(rep, targets)
                     res = ws.cells([(how, "bench2/ov-%s-%s" % (m, lv)) for _, how, lv in order],
                                    "--seconds", secs, "--slices", slices(secs), *args)
-                    for (col, _, _), r in zip(order, res):
-                        t.add("%s-%s" % (m, key), col, r["mib_s"], rep)
-                        t.add("%s-%s" % (m, key), col + "_cpu", r["cpu_s_per_gib"], rep)
+                    add_turns([t], "%s-%s" % (m, key), rep,
+                              {col: r for (col, _, _), r in zip(order, res)})
         t.status = "ok"
 
     def nbd(self, ctx, ws, t, rows, size, secs):

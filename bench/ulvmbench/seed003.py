@@ -6,7 +6,7 @@ same file, buffered and O_DIRECT, three ways: through the library, through the N
 
 import os
 
-from .core import (Col, Experiment, Ratio, Table, Unavailable, alternate, fio_jobs,
+from .core import (Col, Experiment, Ratio, Table, Unavailable, add_turns, alternate, fio_jobs,
                    need_root, need_tools, slices, wait_for)
 
 BS = ["512", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"]
@@ -40,9 +40,9 @@ class Seed003(Experiment):
             Table("seed003", "Block-size sweep through the library (seed 003)", rows,
                   columns("raw", "LV"),
                   "`ulvm bench cell --rw read --qd 1 --bs BS`, the LV against the PV file at "
-                  "the LV's offset, both in one process taking turns of ~0.1 s (the first "
+                  "the LV's offset, both in one process taking turns of ~0.05 s (the first "
                   "alternating per repetition), so that the machine's load falls on both "
-                  "alike. The library picks the I/O mode by backing: "
+                  "alike; a repetition's ratio is the median of its rounds'. The library picks the I/O mode by backing: "
                   "buffered = the LV's PV is a file on tmpfs (page cache, pread), O_DIRECT = "
                   "a file on the disk file system (opened O_DIRECT, io_uring).",
                   seed=seed, plot=plot),
@@ -122,9 +122,8 @@ class Seed003(Experiment):
                     res = ws.cells([("--raw-under" if n == "raw" else "--lv", "bench3/" + lv)
                                     for n in order], "--rw", "read", "--bs", b, "--qd", "1",
                                    "--seconds", secs, "--slices", slices(secs))
-                    for n, r in zip(order, res):
-                        t.add(b, "%s_%s" % (mode, n), r["mib_s"], rep)
-                        cpu.add(b, "%s_%s_cpu" % (mode, n), r["cpu_s_per_gib"], rep)
+                    add_turns([t, cpu], b, rep,
+                              {"%s_%s" % (mode, n): r for n, r in zip(order, res)})
         t.status = cpu.status = "ok"
 
     def sweep(self, ctx, t, what, common, targets, secs, reps):

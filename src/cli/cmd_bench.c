@@ -3,9 +3,12 @@
  * the same engine, queue depth and buffers, in one run: sequential 1 MiB reads and writes,
  * random 4 KiB reads and writes at queue depth 1 and 32, and the seed-003 sweep of sequential
  * reads from 512 B to 128 KiB (the thread where LVM1 was 6x slower than the raw disk at
- * 512 B). Raw and LV runs alternate and repeat; each figure is the median, and the ratio
- * LV/raw is what matters (the machines are noisy). A striped LV over two files is measured
- * too, against the same raw file.
+ * 512 B). A striped LV over two files is measured too, against the same raw file. In each
+ * repetition the three take turns of about 0.05 s in one run (bench cell's way, the first of
+ * them alternating per repetition), so that what the machine does meanwhile falls on all
+ * three alike; a repetition's ratio LV/raw (throughput, and CPU time per byte) is the median
+ * of its rounds' ratios, and the repetitions' ratios are printed as their median ± half
+ * their range (the machines are noisy: the ratio is what matters, never an absolute figure).
  *
  *   ulvm bench io [--dir DIR]... [--size SIZE] [--seconds S] [--repeat N] [--json FILE]
  *
@@ -189,29 +192,6 @@ static int run_slice(struct runner *r, double secs, bool once, struct cell_resul
 	return r->error;
 }
 
-/* Run one workload for `secs` (or, with `once`, one sequential pass over the span); returns 0
- * or a negative errno. */
-static int run_cell_full(struct ulvm_dev *dev, uint64_t base, uint64_t span,
-                         const struct workload *w, double secs, bool once, uint8_t **bufs,
-                         struct ulvm_io *ios, struct cell_result *res)
-{
-	struct runner r;
-
-	runner_init(&r, dev, base, span, w, bufs, ios);
-	memset(res, 0, sizeof(*res));
-	return run_slice(&r, secs, once, res);
-}
-
-/* Operations per second, or a negative errno. */
-static double run_cell(struct ulvm_dev *dev, uint64_t base, uint64_t span, const struct workload *w,
-                       double secs, uint8_t **bufs, struct ulvm_io *ios)
-{
-	struct cell_result res;
-	int e = run_cell_full(dev, base, span, w, secs, false, bufs, ios, &res);
-
-	return e ? e : (double)res.ops / res.seconds;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -223,6 +203,94 @@ static double median(double *v, unsigned n)
 {
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+#define MAX_REPEAT 16
+
+/* A figure over repetitions: the median, and half the range as a percentage of it. */
+struct summary {
+	double median, spread;
+};
+
+static struct summary summarise(double *v, unsigned n)
+{
+	struct summary s = {median(v, n), 0};
+
+	if (s.median > 0)
+		s.spread = (v[n - 1] - v[0]) / 2 / s.median * 100; /* v is sorted now */
+	return s;
+}
+
+/* Rounds for targets that take turns running `secs` each: turns of about 0.05 s, at least
+ * two (each target goes first once), as the experiment driver's slices(); at most 256. */
+static unsigned turns(double secs)
+{
+	double n = secs / 0.05 + 0.5;
+
+	return n < 2 ? 2 : n > 256 ? 256 : (unsigned)n;
+}
+
+/* The median over `n` rounds of targets in turns of a's figure over b's in the same round
+ * (their turns ran next to each other): throughput, or with `cpu` CPU time per byte. A burst
+ * of load from elsewhere that falls on a turn or two of one of them is left out, where the
+ * ratio of the totals would carry it. 0 when no round has figures for both. */
+static double round_ratio(const struct cell_result *a, const struct cell_result *b, unsigned n,
+                          bool cpu)
+{
+	double v[256];
+	unsigned m = 0;
+
+	for (unsigned i = 0; i < n && m < ARRAY_SIZE(v); i++) {
+		double ca = a[i].cpu_user + a[i].cpu_sys, cb = b[i].cpu_user + b[i].cpu_sys;
+
+		if (cpu && a[i].bytes && b[i].bytes && ca > 0 && cb > 0)
+			v[m++] = (ca / (double)a[i].bytes) / (cb / (double)b[i].bytes);
+		else if (!cpu && a[i].seconds > 0 && b[i].seconds > 0 && b[i].bytes)
+			v[m++] = ((double)a[i].bytes / a[i].seconds) /
+			         ((double)b[i].bytes / b[i].seconds);
+	}
+	return m ? median(v, m) : 0;
+}
+
+#define MAX_TARGETS 4
+
+struct cell_target {
+	char kind; /* 'L' --lv, 'R' --raw, 'U' --raw-under */
+	const char *arg;
+	struct ulvm_dev *lv, *dev; /* dev: what runs; lv: the LV opened for it, if any */
+	uint64_t offset, span;
+	struct runner r;
+	struct cell_result res;
+	struct cell_result *rounds; /* what each round's turn did, or NULL */
+};
+
+/* The targets in turns: `slices` rounds (one pass each with `once`), each target in each
+ * round for secs / slices, in order on even rounds and reversed on odd ones (the other way
+ * round with `flip`). */
+static int run_targets(struct cell_target *t, unsigned n, double secs, bool once, unsigned slices,
+                       bool flip)
+{
+	if (once)
+		slices = 1;
+	for (unsigned round = 0; round < slices; round++)
+		for (unsigned k = 0; k < n; k++) {
+			struct cell_target *x = &t[(round + flip) % 2 ? n - 1 - k : k];
+			struct cell_result before = x->res;
+			int r = run_slice(&x->r, secs / slices, once, &x->res);
+
+			if (x->rounds)
+				x->rounds[round] = (struct cell_result){
+				    .ops = x->res.ops - before.ops,
+				    .bytes = x->res.bytes - before.bytes,
+				    .seconds = x->res.seconds - before.seconds,
+				    .cpu_user = x->res.cpu_user - before.cpu_user,
+				    .cpu_sys = x->res.cpu_sys - before.cpu_sys};
+			if (r)
+				return ulvm_error(r, "%s: I/O error during %s: %s",
+				                  ulvm_dev_name(x->dev), x->r.w->name,
+				                  strerror(-r));
+		}
+	return 0;
 }
 
 /* Run a shell-free ulvm command through the library: build the VG the benchmark needs. */
@@ -281,6 +349,8 @@ static int bench_dir(struct cli *c, const char *dir, uint64_t size, double secs,
 {
 	char paths[3][4096], vgname[64], *table = NULL;
 	struct ulvm_dev *raw = NULL, *lin = NULL, *str = NULL;
+	struct cell_result *rounds[3] = {NULL, NULL, NULL}; /* raw, linear, striped */
+	unsigned nrounds;
 	uint8_t *bufs[32];
 	struct ulvm_io ios[32];
 	uint64_t data_off, span;
@@ -317,53 +387,86 @@ static int bench_dir(struct cli *c, const char *dir, uint64_t size, double secs,
 	printf("\n%s: LV 'lin' on %s (data at byte %llu), 'str' 2 x 64 KiB stripes; %.1f s x %u "
 	       "per cell\n",
 	       dir, paths[0], (unsigned long long)data_off, secs, repeat);
-	printf("%-10s %6s %3s %12s %12s %7s %12s %7s\n", "workload", "bs", "qd", "raw IOPS",
-	       "linear IOPS", "lin/raw", "striped IOPS", "str/raw");
+	nrounds = turns(secs);
+	for (int i = 0; i < 3; i++)
+		if (!(rounds[i] = calloc(nrounds, sizeof(*rounds[i])))) {
+			r = ulvm_error(-ENOMEM, "out of memory");
+			goto out;
+		}
+	printf("%-10s %6s %3s %11s %11s %13s %11s %13s %13s %13s\n", "workload", "bs", "qd",
+	       "raw IOPS", "linear IOPS", "lin/raw", "striped", "str/raw", "CPU lin/raw",
+	       "CPU str/raw");
 	for (size_t w = 0; w < ARRAY_SIZE(workloads); w++) {
 		const struct workload *wl = &workloads[w];
-		double vr[16], vl[16], vs[16];
+		unsigned n = MIN(repeat, (unsigned)MAX_REPEAT);
+		/* per repetition: IOPS of raw, linear, striped; LV/raw and its CPU per request */
+		double v[3][MAX_REPEAT], ratio[2][MAX_REPEAT], cpu[2][MAX_REPEAT];
+		struct summary sv[3], sr[2], sc[2];
+		struct cell_target t[3];
+		char bs[16];
 
 		if (only && !strstr(wl->name, only))
 			continue;
-		unsigned n = MIN(repeat, 16u);
-		double mr, ml, ms;
-
 		for (unsigned k = 0; k < n; k++) {
-			vr[k] = run_cell(raw, data_off, span, wl, secs, bufs, ios);
-			vl[k] = run_cell(lin, 0, span, wl, secs, bufs, ios);
-			vs[k] = run_cell(str, 0, span, wl, secs, bufs, ios);
-			if (vr[k] < 0 || vl[k] < 0 || vs[k] < 0) {
-				r = ulvm_error(-EIO, "I/O error during %s", wl->name);
+			memset(t, 0, sizeof(t));
+			t[0].dev = raw;
+			t[0].offset = data_off;
+			t[1].dev = lin;
+			t[2].dev = str;
+			for (int i = 0; i < 3; i++) {
+				runner_init(&t[i].r, t[i].dev, t[i].offset, span, wl, bufs, ios);
+				t[i].rounds = rounds[i];
+			}
+			/* the three in turns, the first one alternating per repetition */
+			if ((r = run_targets(t, 3, secs, false, nrounds, k % 2)))
 				goto out;
+			for (int i = 0; i < 3; i++)
+				v[i][k] = (double)t[i].res.ops / t[i].res.seconds;
+			for (int i = 0; i < 2; i++) {
+				ratio[i][k] = round_ratio(rounds[i + 1], rounds[0], nrounds, false);
+				cpu[i][k] = round_ratio(rounds[i + 1], rounds[0], nrounds, true);
 			}
 		}
-		mr = median(vr, n);
-		ml = median(vl, n);
-		ms = median(vs, n);
-		char bs[16];
+		for (int i = 0; i < 3; i++)
+			sv[i] = summarise(v[i], n);
+		for (int i = 0; i < 2; i++) {
+			sr[i] = summarise(ratio[i], n);
+			sc[i] = summarise(cpu[i], n);
+		}
 		if (wl->bs >= 1 << 20)
 			snprintf(bs, sizeof(bs), "%uM", wl->bs >> 20);
 		else if (wl->bs >= 1024)
 			snprintf(bs, sizeof(bs), "%uK", wl->bs >> 10);
 		else
 			snprintf(bs, sizeof(bs), "%uB", wl->bs);
-		printf("%-10s %6s %3u %12.0f %12.0f %7.3f %12.0f %7.3f\n", wl->name, bs, wl->qd, mr,
-		       ml, ml / mr, ms, ms / mr);
+		printf("%-10s %6s %3u %11.0f %11.0f %6.3f ±%4.1f%% %11.0f %6.3f ±%4.1f%% %6.3f "
+		       "±%4.1f%% %6.3f ±%4.1f%%\n",
+		       wl->name, bs, wl->qd, sv[0].median, sv[1].median, sr[0].median, sr[0].spread,
+		       sv[2].median, sr[1].median, sr[1].spread, sc[0].median, sc[0].spread,
+		       sc[1].median, sc[1].spread);
 		fflush(stdout);
 		if (json) {
 			fprintf(
 			    json,
-			    "%s    {\"dir\": \"%s\", \"workload\": \"%s\", \"bs\": %u, \"qd\": %u, "
-			    "\"raw_iops\": %.0f, \"linear_iops\": %.0f, \"striped_iops\": %.0f, "
-			    "\"linear_ratio\": %.4f, \"striped_ratio\": %.4f}",
-			    *first_json ? "" : ",\n", dir, wl->name, wl->bs, wl->qd, mr, ml, ms,
-			    ml / mr, ms / mr);
+			    "%s    {\"dir\": \"%s\", \"workload\": \"%s\", \"bs\": %u, \"qd\": "
+			    "%u, \"repeat\": %u, \"raw_iops\": %.0f, \"linear_iops\": %.0f, "
+			    "\"striped_iops\": %.0f, \"linear_ratio\": %.4f, "
+			    "\"linear_ratio_spread_pct\": %.2f, \"striped_ratio\": %.4f, "
+			    "\"striped_ratio_spread_pct\": %.2f, \"linear_cpu_ratio\": %.4f, "
+			    "\"linear_cpu_ratio_spread_pct\": %.2f, \"striped_cpu_ratio\": %.4f, "
+			    "\"striped_cpu_ratio_spread_pct\": %.2f}",
+			    *first_json ? "" : ",\n", dir, wl->name, wl->bs, wl->qd, n,
+			    sv[0].median, sv[1].median, sv[2].median, sr[0].median, sr[0].spread,
+			    sr[1].median, sr[1].spread, sc[0].median, sc[0].spread, sc[1].median,
+			    sc[1].spread);
 			*first_json = false;
 		}
 	}
 out:
 	for (int i = 0; i < 32; i++)
 		free(bufs[i]);
+	for (int i = 0; i < 3; i++)
+		free(rounds[i]);
 	free(table);
 	ulvm_dev_close(str);
 	ulvm_dev_close(lin);
@@ -554,16 +657,28 @@ static int run_file_cell(const char *path, bool direct, const struct workload *w
 	return 0;
 }
 
-static void print_cell(const char *target, const struct workload *w, const struct cell_result *res)
+/* One JSON line; with `rounds` (targets in turns), what each turn did too: [bytes, seconds,
+ * CPU seconds] per round, in round order. */
+static void print_cell(const char *target, const struct workload *w, const struct cell_result *res,
+                       const struct cell_result *rounds, unsigned nrounds)
 {
 	printf("{\"target\": \"%s\", \"rw\": \"%s\", \"bs\": %u, \"qd\": %u, \"ops\": %llu, "
 	       "\"bytes\": %llu, \"seconds\": %.6f, \"iops\": %.1f, \"mib_s\": %.3f, "
-	       "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, \"cpu_s_per_gib\": %.6f}\n",
+	       "\"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f, \"cpu_s_per_gib\": %.6f",
 	       target, w->name, w->bs, w->qd, (unsigned long long)res->ops,
 	       (unsigned long long)res->bytes, res->seconds, (double)res->ops / res->seconds,
 	       (double)res->bytes / res->seconds / (1 << 20), res->cpu_user, res->cpu_sys,
 	       res->bytes ? (res->cpu_user + res->cpu_sys) / ((double)res->bytes / (1 << 30))
 	                  : 0.0);
+	if (rounds) {
+		printf(", \"rounds\": [");
+		for (unsigned i = 0; i < nrounds; i++)
+			printf("%s[%llu, %.6f, %.6f]", i ? ", " : "",
+			       (unsigned long long)rounds[i].bytes, rounds[i].seconds,
+			       rounds[i].cpu_user + rounds[i].cpu_sys);
+		printf("]");
+	}
+	printf("}\n");
 }
 
 /*
@@ -577,17 +692,6 @@ static void print_cell(const char *target, const struct workload *w, const struc
  * the order reversed every other round) so that what the machine does meanwhile falls on all
  * of them alike; one JSON line per target, in the order given.
  */
-#define MAX_TARGETS 4
-
-struct cell_target {
-	char kind; /* 'L' --lv, 'R' --raw, 'U' --raw-under */
-	const char *arg;
-	struct ulvm_dev *lv, *dev; /* dev: what runs; lv: the LV opened for it, if any */
-	uint64_t offset, span;
-	struct runner r;
-	struct cell_result res;
-};
-
 /* Open target `t` and find where its workload runs: [offset, offset + span) of its device. */
 static int open_target(struct cli *c, struct cell_target *t, uint64_t offset, uint64_t span,
                        uint64_t bs)
@@ -639,25 +743,6 @@ static void close_target(struct cell_target *t, unsigned k)
 		ulvm_dev_close(t[k].dev);
 	if (!shared)
 		ulvm_dev_close(t[k].lv);
-}
-
-/* The targets in turns: `slices` rounds (one pass each with `once`), each target in each
- * round for secs / slices, in order on even rounds and reversed on odd ones. */
-static int run_targets(struct cell_target *t, unsigned n, double secs, bool once, unsigned slices)
-{
-	if (once)
-		slices = 1;
-	for (unsigned round = 0; round < slices; round++)
-		for (unsigned k = 0; k < n; k++) {
-			struct cell_target *x = &t[round % 2 ? n - 1 - k : k];
-			int r = run_slice(&x->r, secs / slices, once, &x->res);
-
-			if (r)
-				return ulvm_error(r, "%s: I/O error during %s: %s",
-				                  ulvm_dev_name(x->dev), x->r.w->name,
-				                  strerror(-r));
-		}
-	return 0;
 }
 
 static int bench_cell(struct cli *c, int argc, char **argv)
@@ -772,7 +857,7 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 		free(buf);
 		if (r)
 			return cli_fail(r);
-		print_cell(file_arg, &w, &res);
+		print_cell(file_arg, &w, &res, NULL, 0);
 		return ECMD_PROCESSED;
 	}
 	if (!slices)
@@ -794,22 +879,30 @@ static int bench_cell(struct cli *c, int argc, char **argv)
 		}
 		memset(bufs[i], 0x5a + (int)i, bs);
 	}
-	for (unsigned k = 0; k < n; k++)
+	for (unsigned k = 0; k < n; k++) {
 		runner_init(&t[k].r, t[k].dev, t[k].offset, t[k].span, &w, bufs, ios);
-	if ((r = run_targets(t, n, secs, once, slices)))
+		/* targets in turns: each turn's figures too (the driver pairs them by round) */
+		if (n > 1 && !once && !(t[k].rounds = calloc(slices, sizeof(*t[k].rounds)))) {
+			r = ulvm_error(-ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	if ((r = run_targets(t, n, secs, once, slices, false)))
 		goto out;
 	for (unsigned k = 0; k < n; k++) {
 		if (w.write)
 			ulvm_dev_flush(t[k].dev);
-		print_cell(ulvm_dev_name(t[k].dev), &w, &t[k].res);
+		print_cell(ulvm_dev_name(t[k].dev), &w, &t[k].res, t[k].rounds, slices);
 	}
 out:
 	for (unsigned i = 0; bufs && i < w.qd; i++)
 		free(bufs[i]);
 	free(bufs);
 	free(ios);
-	for (unsigned k = n; k-- > 0;)
+	for (unsigned k = n; k-- > 0;) {
+		free(t[k].rounds);
 		close_target(t, k);
+	}
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 

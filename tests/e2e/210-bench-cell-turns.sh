@@ -1,7 +1,7 @@
 #!/bin/bash
 # `ulvm bench cell` with several library targets: one process runs them in turns (--slices per
 # target) and prints one JSON line per target, in the order given; each does its whole
-# workload (a --once pass each; a timed run of --seconds each). Too many targets, --slices 0,
+# workload (a --once pass each; a timed run of --seconds each, with each round's turn). Too many targets, --slices 0,
 # and a plain --file mixed with library targets are refused with one line. No figure is
 # asserted: benchmarks are not timed tests.
 set -euo pipefail
@@ -41,6 +41,11 @@ for r in rows:
     assert r["ops"] > 0 and r["bytes"] == 4096 * r["ops"], r
     assert r["seconds"] >= 0.4 * 0.999, r  # every turn runs its share out
     assert r["cpu_s_per_gib"] > 0, r
+    # each round's turn: [bytes, seconds, CPU seconds], adding up to the totals
+    assert len(r["rounds"]) == 4, r
+    assert sum(b for b, _, _ in r["rounds"]) == r["bytes"], r
+    assert all(b > 0 and s >= 0.1 * 0.999 for b, s, _ in r["rounds"]), r
+    assert abs(sum(s for _, s, _ in r["rounds"]) - r["seconds"]) < 1e-3, r
 EOF
 
 # The same LV twice is one device, opened and closed once (no crash at the end).
