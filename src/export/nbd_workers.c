@@ -7,13 +7,14 @@
  * whose write watch must see them), of at most NBD_WORKER_MAX bytes each, that map straight
  * onto one backing file (dev_direct_enter: a linear table, not suspended; the gate is held
  * from there until that request's pread/pwrite is done, which a suspend waits for), up to
- * NBD_WORKER_BATCH requests and NBD_WORKER_BYTES of data. Write payloads are copied out
- * of the input buffer; what follows the run (a partial request) stays there for the next
- * worker, which is let read on at once (already blocked in recv() when the client sends more,
- * as nbdkit's threads are). The worker then does the run's I/O into its own buffer and sends
- * every reply of it (copies, never the file's pages) with one sendmsg under write_mu. So at
- * queue depth 1 a request is one recv, one pread or pwrite and one sendmsg on a thread that
- * was waiting for it; at depth 32 a recv takes many requests, and one sendmsg answers them.
+ * NBD_WORKER_BATCH requests and NBD_WORKER_BYTES of data. Write payloads are copied out of
+ * the input buffer. The worker then does the run's I/O into its own buffer and sends every
+ * reply of it (copies, never the file's pages) with one sendmsg under write_mu. When the run
+ * took all the input (the client waits for these replies: queue depth 1, or a full queue),
+ * it keeps read_mu and reads on itself once they are sent, so a request costs one recv, one
+ * pread or pwrite and one sendmsg and no thread is woken; when more of the next request has
+ * come (a client that keeps sending), the next worker reads on meanwhile. On an O_DIRECT
+ * file (a disk) a queue goes to the loop, whose io_uring keeps it in flight at once.
  * Replies of different runs may pass each other, as the protocol allows.
  *
  * The first request of another kind, and anything unusual (end of file, a socket error, bad
@@ -181,6 +182,12 @@ static enum take take_run(struct worker *k, size_t *at, size_t *used, unsigned *
 			return TAKE_MORE;
 		if (dev_direct_enter(c->dev, offset, len, write, &r->piece, 1, &npieces))
 			return TAKE_BACK;
+		/* An O_DIRECT file (a disk) is faster with a queue in flight at once, as the
+		 * loop's io_uring has it, than one request after another here. */
+		if (r->piece.direct && (*n || w->in_len > *at + need)) {
+			dev_direct_leave(c->dev);
+			return TAKE_BACK;
+		}
 		r->cookie = nbd_get64(p + 8);
 		r->offset = offset;
 		r->len = len;
@@ -248,43 +255,53 @@ static void serve_run(struct worker *k, unsigned n)
 }
 
 /* One turn, entered under read_mu (released here): read until the input holds a request,
- * take the run at its front, let the next worker read on and serve the run; or, when the
- * run ends at a request of the loop's (or the input ends), serve it and hand the rest back. */
+ * take the run at its front and serve it. When the run took all the input (the client waits
+ * for these replies, as at queue depth 1 or a full queue), the worker keeps read_mu and reads
+ * on itself after its replies: no other thread to wake. When more of the next request has
+ * come, the next worker reads on while this one serves. When the run ends at a request of
+ * the loop's (or the input ends), serve it and hand the rest back. */
 static void serve_turn(struct worker *k)
 {
 	struct nbd_workers *w = k->w;
 	struct nbd_conn *c = w->c;
-	size_t at = 0, used = 0, left;
-	unsigned n = 0;
+	size_t at, used, left;
+	unsigned n;
 	bool eof = false, err = false;
 	enum take t;
 
 	for (;;) {
-		ssize_t got;
+		at = used = 0;
+		n = 0;
+		for (;;) {
+			ssize_t got;
 
-		t = take_run(k, &at, &used, &n);
-		if (n || t == TAKE_BACK)
-			break;
-		do
-			got = recv(c->fd, c->in + w->in_len, NBD_IN_BUF - w->in_len, 0);
-		while (got < 0 && errno == EINTR);
-		if (got <= 0) {
-			eof = got == 0;
-			err = got < 0;
-			t = TAKE_BACK;
-			break;
+			t = take_run(k, &at, &used, &n);
+			if (n || t == TAKE_BACK)
+				break;
+			do
+				got = recv(c->fd, c->in + w->in_len, NBD_IN_BUF - w->in_len, 0);
+			while (got < 0 && errno == EINTR);
+			if (got <= 0) {
+				eof = got == 0;
+				err = got < 0;
+				t = TAKE_BACK;
+				break;
+			}
+			w->in_len += (size_t)got;
 		}
-		w->in_len += (size_t)got;
-	}
-	/* What is left (the front of the next request, or the loop's requests) to the front */
-	if (at) {
-		memmove(c->in, c->in + at, w->in_len - at);
-		w->in_len -= at;
-	}
-	if (t != TAKE_BACK) {
-		pthread_mutex_unlock(&w->read_mu); /* the next requests: another worker's */
+		/* What is left (the front of the next request, or the loop's) to the front */
+		if (at) {
+			memmove(c->in, c->in + at, w->in_len - at);
+			w->in_len -= at;
+		}
+		if (t == TAKE_BACK)
+			break;
+		if (w->in_len) {
+			pthread_mutex_unlock(&w->read_mu); /* the next requests: another's */
+			serve_run(k, n);
+			return;
+		}
 		serve_run(k, n);
-		return;
 	}
 	serve_run(k, n);
 	left = w->in_len;
