@@ -15,15 +15,7 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/cmdlog_lib.sh"
-need_root
-need_lvm2
-
-mkimg a 64M
-mkimg b 64M
-mkimg c 32M
-attach a b c
-
-same pvcreate "${ALL[@]}" "${J[@]}" @a @b @c
+cmdlog_setup
 same vgcreate "${ON[@]}" lga @a
 same vgcreate "${ALL[@]}" "${J[@]}" lgb @b
 same lvcreate "${ALL[@]}" "${J[@]}" -n l1 -L 8M lga

@@ -3,6 +3,18 @@
 # before (so that VG, LV and PV ids agree), their log reports compared.
 # DEBUG_CMDLOG=1 prints what both tools said for each command.
 
+# cmdlog_setup: root and LVM2, images a b (64M) and c (32M) on loop devices, made PVs by
+# both tools (compared)
+cmdlog_setup() {
+	need_root
+	need_lvm2
+	mkimg a 64M
+	mkimg b 64M
+	mkimg c 32M
+	attach a b c
+	same pvcreate "${ALL[@]}" "${J[@]}" @a @b @c
+}
+
 ON=(--config 'log/report_command_log=1')
 ALL=(--config 'log { report_command_log = 1 command_log_selection = "all" }')
 J=(--reportformat json)

@@ -16,8 +16,9 @@
 #include "../../src/cli/cli.h"
 #include "../../src/util/util.h"
 
-/* What cmdlog_print writes to stdout, as a string (caller frees). */
-static char *printed(struct cli *c, bool after_report)
+/* What `print` writes to stdout, as a string (caller frees): cmdlog_print(c, after) or
+ * cmdlog_end(c, rc). */
+static char *captured(struct cli *c, int arg, void (*print)(struct cli *, int))
 {
 	char path[] = "/tmp/test_cmdlog.XXXXXX";
 	int fd = mkstemp(path), saved = dup(STDOUT_FILENO);
@@ -26,7 +27,7 @@ static char *printed(struct cli *c, bool after_report)
 	assert_true(fd >= 0 && saved >= 0 && text);
 	fflush(stdout);
 	dup2(fd, STDOUT_FILENO);
-	cmdlog_print(c, after_report);
+	print(c, arg);
 	fflush(stdout);
 	dup2(saved, STDOUT_FILENO);
 	close(saved);
@@ -34,6 +35,16 @@ static char *printed(struct cli *c, bool after_report)
 	close(fd);
 	unlink(path);
 	return text;
+}
+
+static void print_log(struct cli *c, int after_report)
+{
+	cmdlog_print(c, after_report != 0);
+}
+
+static char *printed(struct cli *c, bool after_report)
+{
+	return captured(c, after_report, print_log);
 }
 
 static void test_default_selection(void **state)
@@ -103,21 +114,7 @@ static void test_options_and_json(void **state)
 /* What cmdlog_end writes to stdout, as a string (caller frees). */
 static char *ended(struct cli *c, int rc)
 {
-	char path[] = "/tmp/test_cmdlog.XXXXXX";
-	int fd = mkstemp(path), saved = dup(STDOUT_FILENO);
-	char *text = calloc(1, 65536);
-
-	assert_true(fd >= 0 && saved >= 0 && text);
-	fflush(stdout);
-	dup2(fd, STDOUT_FILENO);
-	cmdlog_end(c, rc);
-	fflush(stdout);
-	dup2(saved, STDOUT_FILENO);
-	close(saved);
-	assert_true(pread(fd, text, 65535, 0) >= 0);
-	close(fd);
-	unlink(path);
-	return text;
+	return captured(c, rc, cmdlog_end);
 }
 
 #define VG_RAW "abcdefghijklmnopqrstuvwxyzABCDEF"
