@@ -163,9 +163,18 @@ void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
 /* report.c */
 enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG, REPORT_PVSEG };
 int report_run(struct cli *c, enum report_type type);
-/* lvdisplay/vgdisplay/pvdisplay -C|--columns: the command runs as its report (lvs, ...)
- * and its exit code is returned; -1 without -C. */
-int cli_display_columns(struct cli *c, int argc, char **argv, enum report_type type);
+/* The options of lvdisplay, vgdisplay and pvdisplay: with -C|--columns the command runs as
+ * its report (lvs, ...) and its exit code is returned; else their own forms are set in `d`,
+ * the reports' options that apply (--units, --nosuffix, -S, --readonly, ...) in `c`, LVM2's
+ * refusals of the others and of combinations said in its words (exit 3), and -1 returned
+ * to go on. optind is left at the first argument. */
+struct cli_display {
+	bool maps, colon, brief; /* -m, -c, -s */
+	bool active;             /* vgdisplay -A: the VGs with an active LV */
+	bool all;                /* lvdisplay -a: hidden LVs too */
+};
+int cli_display_opts(struct cli *c, int argc, char **argv, enum report_type type,
+                     struct cli_display *d);
 int report_list_fields(enum report_type type);
 /* -S for the commands that act on what it selects (lvchange, vgchange, lvremove, ...):
  * NULL (0) without -S; -EINVAL after LVM2's messages for bad criteria. */
@@ -232,15 +241,18 @@ int cmd_pvmove(struct cli *c, int argc, char **argv);        /* cmd_pvmove.c */
 
 /* cmd_display.c: the maps (-m), colon (-c) and short (-s) forms of the display commands,
  * and vgdisplay -v's list of PVs, as LVM2 prints them */
-void cli_display_lv_map(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+/* A size as the display commands print it: libdm's short form in the units of --units
+ * (LVM2's default r), "0" and the unit's suffix for nothing. */
+void cli_display_size(const struct cli *c, uint64_t sectors, char *b, size_t len);
+void cli_display_lv_map(const struct cli *c, const struct ulvm_vg *vg, const struct ulvm_lv *lv);
 void cli_display_lv_colon(const struct ulvm_vg *vg, const struct ulvm_lv *lv, bool active,
                           unsigned opens);
 void cli_display_pv_map(const struct ulvm_vg *vg, const struct ulvm_pv *pv);
 void cli_display_pv_colon(const char *path, const struct ulvm_vg *vg, const struct ulvm_pv *pv,
                           uint64_t dev_sectors, const char *uuid);
-void cli_display_pv_short(const char *path, uint64_t free_sectors);
+void cli_display_pv_short(const struct cli *c, const char *path, uint64_t free_sectors);
 void cli_display_vg_colon(const struct ulvm_vg *vg);
-void cli_display_vg_short(const struct ulvm_vg *vg);
+void cli_display_vg_short(const struct cli *c, const struct ulvm_vg *vg);
 void cli_display_vg_pvs(const struct ulvm_vg *vg);
 
 /* cmd_change.c: lvchange -p, vgchange -x/-l/-u (in memory; the command commits) */

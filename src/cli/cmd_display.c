@@ -4,6 +4,7 @@
  * each in LVM2's words and layout. lvdisplay, pvdisplay and vgdisplay print their main
  * blocks themselves and call these.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,9 +21,45 @@
 #define ST_WRITE       0x200
 #define ST_CLUSTERED   0x400
 
-static void size_long(uint64_t sectors, char *b, size_t len)
+void cli_display_size(const struct cli *c, uint64_t sectors, char *b, size_t len)
 {
-	ulvm_format_size(sectors, 'h', true, true, b, len);
+	static const char units[] = "kmgtpe";
+	static const char *const binary[] = {" KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
+	static const char *const decimal[] = {" kB", " MB", " GB", " TB", " PB", " EB"};
+	char u = c->units ? c->units : 'r';
+	const char *sfx = "   ", *p;
+	uint64_t factor = 1;
+
+	if (!c->units_factor && strchr("hHrR", u)) {
+		if (sectors) /* the suffix is kept, --nosuffix or not (as libdm) */
+			ulvm_format_size(sectors, u, true, true, b, len);
+		else
+			snprintf(b, len, "0%s", c->nosuffix ? "" : sfx);
+		return;
+	}
+	if (u == 'U') {
+		sfx = " Un";
+	} else if (u == 'b' || u == 'B') {
+		sfx = " B ";
+	} else if (u == 's' || u == 'S') {
+		sfx = " Se";
+		factor = SECTOR_SIZE;
+	} else if ((p = strchr(units, tolower((unsigned char)u)))) {
+		sfx = isupper((unsigned char)u) ? decimal[p - units] : binary[p - units];
+		for (long i = 0; i <= p - units; i++)
+			factor *= isupper((unsigned char)u) ? 1000 : 1024;
+	}
+	if (c->units_factor)
+		factor = c->units_factor;
+	if (c->nosuffix)
+		sfx = "";
+	if (!sectors)
+		snprintf(b, len, "0%s", sfx);
+	else if (!c->units_factor && (factor == 1 || factor == SECTOR_SIZE))
+		snprintf(b, len, "%llu%s", (unsigned long long)(sectors * SECTOR_SIZE / factor),
+		         sfx);
+	else
+		snprintf(b, len, "%.2f%s", (double)sectors * SECTOR_SIZE / (double)factor, sfx);
 }
 
 static void area_name(const struct ulvm_area *a, char *b, size_t len)
@@ -33,7 +70,7 @@ static void area_name(const struct ulvm_area *a, char *b, size_t len)
 		snprintf(b, len, "%s", a->pv && a->pv->device ? a->pv->device : "[unknown]");
 }
 
-void cli_display_lv_map(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+void cli_display_lv_map(const struct cli *c, const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 {
 	printf("  --- Segments ---\n");
 	for (size_t s = 0; s < lv->nsegs; s++) {
@@ -59,7 +96,7 @@ void cli_display_lv_map(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 			       seg->areas[0].pe, seg->areas[0].pe + len - 1);
 		} else if (!strcmp(type, "striped")) {
 			printf("    Stripes\t\t%u\n", seg->area_count);
-			size_long(seg->stripe_size, b, sizeof(b));
+			cli_display_size(c, seg->stripe_size, b, sizeof(b));
 			printf("    Stripe size\t\t%s\n", b);
 			for (uint32_t a = 0; a < seg->area_count; a++) {
 				area_name(&seg->areas[a], name, sizeof(name));
@@ -160,11 +197,11 @@ void cli_display_pv_colon(const char *path, const struct ulvm_vg *vg, const stru
 	       pv && vg ? pv->pe_alloc_count : 0, uuid);
 }
 
-void cli_display_pv_short(const char *path, uint64_t free_sectors)
+void cli_display_pv_short(const struct cli *c, const char *path, uint64_t free_sectors)
 {
 	char b[64];
 
-	size_long(free_sectors, b, sizeof(b));
+	cli_display_size(c, free_sectors, b, sizeof(b));
 	printf("  Device \"%s\" has a capacity of %s\n", path, b);
 }
 
@@ -205,14 +242,14 @@ void cli_display_vg_colon(const struct ulvm_vg *vg)
 	       (unsigned long long)(tot - fr), (unsigned long long)fr, u);
 }
 
-void cli_display_vg_short(const struct ulvm_vg *vg)
+void cli_display_vg_short(const struct cli *c, const struct ulvm_vg *vg)
 {
 	char s1[64], s2[64], s3[64];
 	uint64_t tot = ulvm_vg_total_extents(vg), fr = ulvm_vg_free_extents(vg);
 
-	size_long(tot * vg->extent_size, s1, sizeof(s1));
-	size_long((tot - fr) * vg->extent_size, s2, sizeof(s2));
-	size_long(fr * vg->extent_size, s3, sizeof(s3));
+	cli_display_size(c, tot * vg->extent_size, s1, sizeof(s1));
+	cli_display_size(c, (tot - fr) * vg->extent_size, s2, sizeof(s2));
+	cli_display_size(c, fr * vg->extent_size, s3, sizeof(s3));
 	printf("  \"%s\" %-9s [%-9s used / %s free]\n", vg->name, s1, s2, s3);
 }
 

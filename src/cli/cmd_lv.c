@@ -972,15 +972,15 @@ int cmd_lvs(struct cli *c, int argc, char **argv)
 
 /* lvdisplay's "LV snapshot status": an origin lists its snapshots, a snapshot names its
  * origin (INACTIVE, or an invalid one, as LVM2 says). */
-static void display_snapshot_lines(const struct ulvm_vg *vg, const struct ulvm_lv *lv,
-                                   const struct ulvm_snapshot *snap)
+static void display_snapshot_lines(const struct cli *c, const struct ulvm_vg *vg,
+                                   const struct ulvm_lv *lv, const struct ulvm_snapshot *snap)
 {
 	struct ulvm_snapshot_status st;
 	struct ulvm_snapshot snaps[64];
 	size_t n;
 
 	if (snap) {
-		bool valid = ulvm_lv_snapshot_status(vg, lv, &st) && !st.invalid;
+		bool valid = !c->readonly && ulvm_lv_snapshot_status(vg, lv, &st) && !st.invalid;
 		printf("  LV snapshot status     %s destination for %s\n",
 		       valid ? "active" : "INACTIVE", snap->origin ? snap->origin->name : "");
 		return;
@@ -990,7 +990,8 @@ static void display_snapshot_lines(const struct ulvm_vg *vg, const struct ulvm_l
 		bool valid;
 		if (!snaps[i].cow)
 			continue;
-		valid = ulvm_lv_snapshot_status(vg, snaps[i].cow, &st) && !st.invalid;
+		valid =
+		    !c->readonly && ulvm_lv_snapshot_status(vg, snaps[i].cow, &st) && !st.invalid;
 		if (!i)
 			printf("  LV snapshot status     source of\n");
 		printf("                         %s [%s]\n", snaps[i].cow->name,
@@ -998,50 +999,45 @@ static void display_snapshot_lines(const struct ulvm_vg *vg, const struct ulvm_l
 	}
 }
 
-static void display_cow_lines(const struct ulvm_vg *vg, const struct ulvm_lv *cow,
-                              const struct ulvm_snapshot *snap)
+static void display_cow_lines(const struct cli *c, const struct ulvm_vg *vg,
+                              const struct ulvm_lv *cow, const struct ulvm_snapshot *snap)
 {
 	struct ulvm_snapshot_status st;
 	char b[64];
 
-	ulvm_format_size((uint64_t)cow->le_count * vg->extent_size, 'h', true, true, b, sizeof(b));
+	cli_display_size(c, (uint64_t)cow->le_count * vg->extent_size, b, sizeof(b));
 	printf("  COW-table size         %s\n", b);
 	printf("  COW-table LE           %u\n", cow->le_count);
-	if (ulvm_lv_snapshot_status(vg, cow, &st) && !st.invalid) {
+	if (!c->readonly && ulvm_lv_snapshot_status(vg, cow, &st) && !st.invalid) {
 		unsigned p = ulvm_snapshot_percent(&st);
 		printf("  Allocated to snapshot  %u.%02u%%\n", p / 100, p % 100);
 	}
-	ulvm_format_size(snap->chunk_size, 'h', true, true, b, sizeof(b));
+	cli_display_size(c, snap->chunk_size, b, sizeof(b));
 	printf("  Snapshot chunk size    %s\n", b);
 }
 
 int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"columns", no_argument, NULL, 'C'},
-	                                   {"maps", no_argument, NULL, 'm'},
-	                                   {"colon", no_argument, NULL, 'c'},
-	                                   {0}};
+	struct report_sel *rs = NULL;
+	struct cli_display d;
 	char **copy;
 	size_t n;
-	int opt, r, rc = ECMD_PROCESSED;
-	bool *hit, maps = false, colon = false;
+	int r, rc = ECMD_PROCESSED;
+	bool *hit;
 
-	if ((r = cli_display_columns(c, argc, argv, REPORT_LV)) >= 0)
+	if ((r = cli_display_opts(c, argc, argv, REPORT_LV, &d)) >= 0)
 		return r;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "mc", lo, NULL)) != -1) {
-		if (opt == 'm' || opt == 'c') {
-			maps |= opt == 'm';
-			colon |= opt == 'c';
-			continue;
-		}
-		if (cli_common_opt(c, opt, optarg) != 1)
-			return EINVALID_CMD_LINE;
-	}
-	if ((r = cli_vg_names(c, &copy, &n)))
+	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
+	if ((r = report_select_init(c, REPORT_LV, &rs)))
+		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
+	if ((r = cli_vg_names(c, &copy, &n))) {
+		report_select_free(rs);
+		return cli_fail(r);
+	}
 	if (!(hit = calloc((size_t)argc + 1, sizeof(*hit)))) {
 		cli_free_names(copy, n);
+		report_select_free(rs);
 		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -1086,12 +1082,14 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			}
 			struct ulvm_snapshot snap;
 			bool is_snap = ulvm_lv_snapshot(vg, lv, &snap) && snap.cow == lv;
-			if (!sel || (!ulvm_lv_visible(lv) && !(is_snap && !snap.merging)))
+			if (!sel ||
+			    (!d.all && !ulvm_lv_visible(lv) && !(is_snap && !snap.merging)) ||
+			    !report_select_lv(rs, vg, lv))
 				continue;
-			if (colon) { /* -c: one line of LVM2's colon-separated fields */
+			if (d.colon) { /* -c: one line of LVM2's colon-separated fields */
 				char dm[600];
 				unsigned opens = 0;
-				bool act = ulvm_lv_active(vg, lv);
+				bool act = !c->readonly && ulvm_lv_active(vg, lv);
 				ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
 				if (act)
 					ulvm_active_open_count(dm, &opens);
@@ -1103,35 +1101,41 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 			if (ct && localtime_r(&ct, &tm))
 				strftime(t, sizeof(t), "%Y-%m-%d %T %z", &tm);
 			printf("  --- Logical volume ---\n");
-			printf("  LV Path                /dev/%s/%s\n", vg->name, lv->name);
-			printf("  LV Name                %s\n", lv->name);
+			if (!ulvm_lv_visible(lv) && !is_snap) {
+				printf("  Internal LV Name       %s\n", lv->name);
+			} else {
+				printf("  LV Path                /dev/%s/%s\n", vg->name, lv->name);
+				printf("  LV Name                %s\n", lv->name);
+			}
 			printf("  VG Name                %s\n", vg->name);
 			printf("  LV UUID                %s\n", u);
 			printf("  LV Write Access        %s\n",
 			       ulvm_strlist_has(&lv->status, "WRITE") ? "read/write" : "read only");
 			printf("  LV Creation host, time %s, %s\n",
 			       lv->creation_host ? lv->creation_host : "", t);
-			display_snapshot_lines(vg, lv, is_snap ? &snap : NULL);
-			if (ulvm_lv_active(vg, lv)) {
+			display_snapshot_lines(c, vg, lv, is_snap ? &snap : NULL);
+			/* --readonly: as LVM2, no word about the active devices */
+			if (!c->readonly && ulvm_lv_active(vg, lv)) {
 				char dm[600];
 				unsigned opens = 0;
 				ulvm_lv_dm_name(vg->name, lv->name, dm, sizeof(dm));
 				ulvm_active_open_count(dm, &opens);
 				printf("  LV Status              available\n");
 				printf("  # open                 %u\n", opens);
-			} else {
+			} else if (!c->readonly) {
 				printf("  LV Status              NOT available\n");
 			}
 			/* A snapshot shows its origin's size, then its COW table's. */
-			ulvm_format_size(
+			cli_display_size(
+			    c,
 			    (uint64_t)(is_snap && snap.origin ? snap.origin : lv)->le_count *
 			        vg->extent_size,
-			    'h', true, true, b, sizeof(b));
+			    b, sizeof(b));
 			printf("  LV Size                %s\n", b);
 			printf("  Current LE             %u\n",
 			       (is_snap && snap.origin ? snap.origin : lv)->le_count);
 			if (is_snap)
-				display_cow_lines(vg, lv, &snap);
+				display_cow_lines(c, vg, lv, &snap);
 			printf("  Segments               %zu\n", lv->nsegs);
 			int major, minor;
 			uint32_t ra = ulvm_lv_read_ahead(lv);
@@ -1146,8 +1150,8 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 				printf("  Persistent minor       %d\n", minor);
 			}
 			printf("   \n");
-			if (maps)
-				cli_display_lv_map(vg, lv);
+			if (d.maps)
+				cli_display_lv_map(c, vg, lv);
 		}
 		ulvm_vg_close(vg);
 	}
@@ -1172,6 +1176,7 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv)
 	}
 	free(hit);
 	cli_free_names(copy, n);
+	report_select_free(rs);
 	return rc;
 }
 

@@ -538,27 +538,143 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 	return report_run(c, type);
 }
 
-int cli_display_columns(struct cli *c, int argc, char **argv, enum report_type type)
-{
-	bool columns = false;
-
-	/* -C anywhere before "--", alone or among other letters ("-Cv"; not inside a value
-	 * such as "-ofoo") */
-	for (int i = 1; i < argc && strcmp(argv[i], "--") && !columns; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--columns")) {
-			columns = true;
-		} else if (a[0] == '-' && a[1] != '-') {
-			for (const char *p = a + 1; *p && !strchr("oOS", *p) && !columns; p++)
-				columns = *p == 'C';
-		}
+/* The display commands' options: their own forms and the reports' options, LVM2's letters
+ * for each command (the others refused as getopt refuses them). */
+#define DISPLAY_LONGOPTS                                                                           \
+	COMMON_LONGOPTS, REPORT_LONGOPTS, {"columns", no_argument, NULL, 'C'},                     \
+	    {"maps", no_argument, NULL, 'm'}, {"colon", no_argument, NULL, 'c'},                   \
+	    {"short", no_argument, NULL, 's'},                                                     \
+	{                                                                                          \
+		"activevolumegroups", no_argument, NULL, 'A'                                       \
 	}
-	if (!columns)
-		return -1;
-	display_columns = true;
-	c->units = 0;
+#define DISPLAY_SHORTOPTS COMMON_SHORTOPTS "o:O:aS:HCmcsA"
+
+/* What a display command takes of DISPLAY_LONGOPTS beyond the common options. */
+static bool display_takes(enum report_type type, int opt)
+{
+	const char *own = type == REPORT_LV   ? "aCcHmoOS"
+	                  : type == REPORT_PV ? "aCcmoOSs"
+	                                      : "ACcoOSs";
+
+	if (opt < 128)
+		return strchr(own, opt) != NULL;
+	if (opt == 3005) /* --segments: lvdisplay's only */
+		return type == REPORT_LV;
+	return opt != '?';
+}
+
+/* The reports' options that LVM2's display commands refuse without -C. */
+static bool display_report_only(enum report_type type, int opt)
+{
+	switch (opt) {
+	case 'o':
+	case 'O':
+	case 3002: /* --noheadings */
+	case 3003: /* --separator */
+	case 3006: /* --aligned */
+	case 3007: /* --binary */
+	case 3016: /* --unbuffered */
+		return true;
+	case 'a':
+		return type == REPORT_PV;
+	}
+	return false;
+}
+
+static int display_refuse(const char *cmd, const char *msg)
+{
+	fprintf(stderr, "  %s\n  Run `%s --help' for more information.\n", msg, cmd);
+	return EINVALID_CMD_LINE;
+}
+
+int cli_display_opts(struct cli *c, int argc, char **argv, enum report_type type,
+                     struct cli_display *d)
+{
+	static const struct option lo[] = {DISPLAY_LONGOPTS, {0}};
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	bool columns = false, conflict = false, report_only = false;
+	int opt, saved = opterr;
+
+	memset(d, 0, sizeof(*d));
+	if (!copy)
+		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
+	/* -C first, as LVM2 decides: a scan of a copy, without effects (getopt permutes) */
+	memcpy(copy, argv, (size_t)argc * sizeof(*copy));
+	opterr = 0;
 	optind = 0;
-	return report_cmd(c, argc, argv, type);
+	while ((opt = getopt_long(argc, copy, DISPLAY_SHORTOPTS, lo, NULL)) != -1) {
+		columns |= opt == 'C';
+		conflict |= opt == 'c' || (opt == 'm' && type != REPORT_VG) ||
+		            (opt == 's' && type != REPORT_LV) || (opt == 'A' && type == REPORT_VG);
+	}
+	opterr = saved;
+	free(copy);
+	optind = 0;
+	report_cmd_name = argv[0];
+	if (columns) {
+		if (conflict)
+			return display_refuse(argv[0], "Incompatible options selected");
+		display_columns = true;
+		c->units = 0;
+		return report_cmd(c, argc, argv, type);
+	}
+	while ((opt = getopt_long(argc, argv, DISPLAY_SHORTOPTS, lo, NULL)) != -1) {
+		int r;
+		/* -A is vgdisplay's --activevolumegroups here, not -A|--autobackup */
+		if (opt != 'A' && cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (!display_takes(type, opt)) {
+			if (opt != '?' && argv[optind - 1][1] == '-')
+				fprintf(stderr, "%s: unrecognized option '%s'\n", argv[0],
+				        argv[optind - 1]);
+			else if (opt != '?') /* else getopt said which */
+				fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], opt);
+			fprintf(stderr, "  Error during parsing of command line.\n");
+			return EINVALID_CMD_LINE;
+		}
+		report_only |= display_report_only(type, opt);
+		switch (opt) {
+		case 'm':
+			d->maps = true;
+			continue;
+		case 'c':
+			d->colon = true;
+			continue;
+		case 's':
+			d->brief = true;
+			continue;
+		case 'A':
+			d->active = true;
+			continue;
+		case 'a':
+			d->all = true;
+			continue;
+		case 3011: /* --configreport: the log report's -o/-O/-S are not read here */
+		case CMDLOG_OPT_FOREIGN:
+			continue;
+		case CMDLOG_OPT_LOGONLY:
+			cmdlog_opt(opt, optarg);
+			continue;
+		}
+		if ((r = report_opt(c, opt, optarg)) != 1)
+			return EINVALID_CMD_LINE;
+	}
+	/* LVM2's refusals, in its order and words (pvdisplay's without the full stop) */
+	if (report_only)
+		return display_refuse(argv[0], type == REPORT_PV
+		                                   ? "Incompatible options selected"
+		                                   : "Incompatible options selected.");
+	if (d->colon && d->maps)
+		return display_refuse(argv[0], type == REPORT_PV
+		                                   ? "Option -c not allowed with option -m"
+		                                   : "Options -c and -m are incompatible.");
+	if (d->colon && d->brief)
+		return display_refuse(argv[0], "Option -c is not allowed with option -s");
+	if (d->active && optind < argc)
+		return display_refuse(argv[0], "Option -A is not allowed with volume group names");
+	if (c->select && (!strcasecmp(c->select, "help") || !strcmp(c->select, "?")))
+		return report_select_help();
+	return -1;
 }
 
 int cmd_pvs(struct cli *c, int argc, char **argv)
@@ -601,43 +717,21 @@ int cli_check_pv_args(char *const *args, int nargs, const struct ulvm_dev_info *
 
 int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"units", required_argument, NULL, 3000},
-	                                   {"columns", no_argument, NULL, 'C'},
-	                                   {"maps", no_argument, NULL, 'm'},
-	                                   {"colon", no_argument, NULL, 'c'},
-	                                   {"short", no_argument, NULL, 's'},
-	                                   {0}};
 	const struct ulvm_dev_info *devs;
+	struct report_sel *rs = NULL;
+	struct cli_display d;
 	size_t ndevs;
-	int opt, r, bad;
-	bool maps = false;
-	char form = 0; /* -c, -s */
+	int r, bad;
 
-	if ((r = cli_display_columns(c, argc, argv, REPORT_PV)) >= 0)
+	if ((r = cli_display_opts(c, argc, argv, REPORT_PV, &d)) >= 0)
 		return r;
-	c->units = 'h';
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "mcs", lo, NULL)) != -1) {
-		if (opt == 'm') {
-			maps = true;
-			continue;
-		}
-		if (opt == 'c' || opt == 's') {
-			form = (char)opt;
-			continue;
-		}
-		if (opt == 3000) {
-			c->units = optarg[0];
-			continue;
-		}
-		if (cli_common_opt(c, opt, optarg) != 1)
-			return EINVALID_CMD_LINE;
-	}
 	if ((r = cli_open_ctx(c)) || (r = ulvm_scan(c->ctx, &devs, &ndevs)))
 		return cli_fail(r);
+	if ((r = report_select_init(c, REPORT_PV, &rs)))
+		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
 	/* As LVM2: a named device that is not a PV (or not a device ulvm considers) fails. */
 	bad = cli_check_pv_args(argv + optind, argc - optind, devs, ndevs);
-	for (size_t d = 0; d < ndevs; d++) {
+	for (size_t k = 0; k < ndevs; k++) {
 		struct ulvm_vg *vg = NULL;
 		struct ulvm_pv *pv = NULL;
 		char vgname[256] = "", path[4096], u[UUID_STR_LEN + 1], b1[64], b2[64];
@@ -645,35 +739,42 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		const struct ulvm_dev_info *di;
 
 		for (int i = optind; i < argc; i++)
-			sel |= cli_same_device(argv[i], devs[d].path);
-		if (!devs[d].is_pv || !sel)
+			sel |= cli_same_device(argv[i], devs[k].path);
+		if (!devs[k].is_pv || !sel)
 			continue;
-		if (devs[d].vg_name)
-			snprintf(vgname, sizeof(vgname), "%s", devs[d].vg_name);
-		snprintf(path, sizeof(path), "%s", devs[d].path);
+		if (devs[k].vg_name)
+			snprintf(vgname, sizeof(vgname), "%s", devs[k].vg_name);
+		snprintf(path, sizeof(path), "%s", devs[k].path);
 		/* Opening the VG rescans: `devs` is stale until ulvm_scan() below. */
 		if (vgname[0] && ulvm_vg_open(c->ctx, vgname, ULVM_LOCK_READ, &vg) == 0)
 			for (size_t p = 0; p < vg->npvs; p++)
 				if (vg->pvs[p]->device && !strcmp(vg->pvs[p]->device, path))
 					pv = vg->pvs[p];
 		/* The scan array was replaced by the open: look the device up again. */
-		if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
+		if ((r = ulvm_scan(c->ctx, &devs, &ndevs))) {
+			ulvm_vg_close(vg);
+			report_select_free(rs);
 			return cli_fail(r);
-		di = &devs[d];
+		}
+		di = &devs[k];
+		if (!report_select_pv(rs, pv ? vg : NULL, pv, di)) {
+			ulvm_vg_close(vg);
+			continue;
+		}
 		uuid_format(di->pv_uuid, u);
-		if (form == 's') {
+		if (d.brief) {
 			uint64_t fr =
 			    pv ? (uint64_t)(pv->pe_count - pv->pe_alloc_count) * vg->extent_size
 			       : (di->label_size ? di->label_size : di->size) / SECTOR_SIZE;
-			cli_display_pv_short(di->path, fr);
+			cli_display_pv_short(c, di->path, fr);
 			ulvm_vg_close(vg);
 			continue;
 		}
 		if (!pv) {
-			ulvm_format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
+			cli_display_size(c, di->size / SECTOR_SIZE, b1, sizeof(b1));
 			printf("  \"%s\" is a new physical volume of \"%s\"\n", di->path, b1);
 		}
-		if (form == 'c') {
+		if (d.colon) {
 			cli_display_pv_colon(di->path, pv ? vg : NULL, pv, di->size / SECTOR_SIZE,
 			                     u);
 			ulvm_vg_close(vg);
@@ -685,35 +786,39 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 		if (pv) {
 			uint64_t data = (uint64_t)pv->pe_count * vg->extent_size;
 			uint64_t devsz = di->size / SECTOR_SIZE;
-			ulvm_format_size(devsz > data + pv->pe_start ? devsz : data + pv->pe_start,
-			                 'h', true, true, b1, sizeof(b1));
-			ulvm_format_size(devsz > data + pv->pe_start ? devsz - data
+			cli_display_size(c,
+			                 devsz > data + pv->pe_start ? devsz : data + pv->pe_start,
+			                 b1, sizeof(b1));
+			cli_display_size(c,
+			                 devsz > data + pv->pe_start ? devsz - data
 			                                             : data + pv->pe_start - devsz,
-			                 'h', true, true, b2, sizeof(b2));
+			                 b2, sizeof(b2));
 			printf("  PV Size               %s / not usable %s\n", b1, b2);
 			printf(
 			    "  Allocatable           %s\n",
 			    ulvm_strlist_has(&pv->status, "ALLOCATABLE")
 			        ? (pv->pe_alloc_count == pv->pe_count ? "yes (but full)" : "yes ")
 			        : "NO");
-			ulvm_format_size(vg->extent_size, 'h', true, true, b1, sizeof(b1));
+			cli_display_size(c, vg->extent_size, b1, sizeof(b1));
 			printf("  PE Size               %s\n", b1);
 			printf("  Total PE              %u\n", pv->pe_count);
 			printf("  Free PE               %u\n", pv->pe_count - pv->pe_alloc_count);
 			printf("  Allocated PE          %u\n", pv->pe_alloc_count);
 		} else {
-			ulvm_format_size(di->size / SECTOR_SIZE, 'h', true, true, b1, sizeof(b1));
+			cli_display_size(c, di->size / SECTOR_SIZE, b1, sizeof(b1));
 			printf("  PV Size               %s\n", b1);
 			printf("  Allocatable           NO\n");
-			printf("  PE Size               0   \n");
+			cli_display_size(c, 0, b1, sizeof(b1));
+			printf("  PE Size               %s\n", b1);
 			printf("  Total PE              0\n  Free PE               0\n"
 			       "  Allocated PE          0\n");
 		}
 		printf("  PV UUID               %s\n   \n", u);
-		if (maps)
+		if (d.maps)
 			cli_display_pv_map(pv ? vg : NULL, pv);
 		ulvm_vg_close(vg);
 	}
+	report_select_free(rs);
 	return bad ? ECMD_FAILED : ECMD_PROCESSED;
 }
 

@@ -403,18 +403,35 @@ int cmd_vgs(struct cli *c, int argc, char **argv)
 	return report_cmd(c, argc, argv, REPORT_VG);
 }
 
+struct vgdisplay_state {
+	struct cli_display d;
+	struct report_sel *rs;
+};
+
+static bool vg_has_active_lv(struct ulvm_vg *vg)
+{
+	for (size_t l = 0; l < vg->nlvs; l++)
+		if (ulvm_lv_active(vg, vg->lvs[l]))
+			return true;
+	return false;
+}
+
 static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 {
+	struct vgdisplay_state *st = arg;
 	char u[UUID_STR_LEN + 1], b[64];
 	size_t open_lvs = 0;
 	uint64_t tot, fr;
-	char form = *(const char *)arg; /* 'c', 's' or 0 */
 
-	if (form) { /* -c, -s: one line */
-		if (form == 'c')
+	if (!report_select_vg(st->rs, vg) || (st->d.active && !vg_has_active_lv(vg))) {
+		ulvm_vg_close(vg);
+		return ECMD_PROCESSED;
+	}
+	if (st->d.colon || st->d.brief) { /* -c, -s: one line */
+		if (st->d.colon)
 			cli_display_vg_colon(vg);
 		else
-			cli_display_vg_short(vg);
+			cli_display_vg_short(c, vg);
 		ulvm_vg_close(vg);
 		return ECMD_PROCESSED;
 	}
@@ -440,24 +457,26 @@ static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 	printf("  Max PV                %u\n", vg->max_pv);
 	printf("  Cur PV                %zu\n", vg->npvs);
 	printf("  Act PV                %zu\n", vg->npvs);
-	ulvm_format_size(tot * vg->extent_size, 'h', true, true, b, sizeof(b));
+	cli_display_size(c, tot * vg->extent_size, b, sizeof(b));
 	printf("  VG Size               %s\n", b);
-	ulvm_format_size(vg->extent_size, 'h', true, true, b, sizeof(b));
+	cli_display_size(c, vg->extent_size, b, sizeof(b));
 	printf("  PE Size               %s\n", b);
 	printf("  Total PE              %llu\n", (unsigned long long)tot);
-	ulvm_format_size((tot - fr) * vg->extent_size, 'h', true, true, b, sizeof(b));
+	cli_display_size(c, (tot - fr) * vg->extent_size, b, sizeof(b));
 	printf("  Alloc PE / Size       %llu / %s\n", (unsigned long long)(tot - fr), b);
-	ulvm_format_size(fr * vg->extent_size, 'h', true, true, b, sizeof(b));
+	cli_display_size(c, fr * vg->extent_size, b, sizeof(b));
 	printf("  Free  PE / Size       %llu / %s\n", (unsigned long long)fr, b);
 	printf("  VG UUID               %s\n   \n", u);
 	if (c->verbose) { /* -v: then its LVs as lvdisplay shows them, and its PVs */
 		char *name = strdup(vg->name), *sub[] = {"lvdisplay", name, NULL};
+		const char *select = c->select; /* the VG's selection, not the LVs' */
 		int r;
 		ulvm_vg_close(vg);
 		if (!name)
 			return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
-		optind = 1;
+		c->select = NULL;
 		r = cmd_lvdisplay(c, 2, sub);
+		c->select = select;
 		if (ulvm_vg_open(c->ctx, name, ULVM_LOCK_READ, &vg) == 0) {
 			cli_display_vg_pvs(vg);
 			ulvm_vg_close(vg);
@@ -471,25 +490,18 @@ static int vgdisplay_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_vgdisplay(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"columns", no_argument, NULL, 'C'},
-	                                   {"colon", no_argument, NULL, 'c'},
-	                                   {"short", no_argument, NULL, 's'},
-	                                   {0}};
-	int opt, r;
-	char form = 0;
+	struct vgdisplay_state st = {0};
+	int r;
 
-	if ((r = cli_display_columns(c, argc, argv, REPORT_VG)) >= 0)
+	if ((r = cli_display_opts(c, argc, argv, REPORT_VG, &st.d)) >= 0)
 		return r;
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS "cs", lo, NULL)) != -1) {
-		if (opt == 'c' || opt == 's') {
-			form = (char)opt;
-			continue;
-		}
-		if (cli_common_opt(c, opt, optarg) != 1)
-			return EINVALID_CMD_LINE;
-	}
-	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_READ, vgdisplay_one, &form);
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if ((r = report_select_init(c, REPORT_VG, &st.rs)))
+		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
+	r = cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_READ, vgdisplay_one, &st);
+	report_select_free(st.rs);
+	return r;
 }
 
 static int vgck_one(struct cli *c, struct ulvm_vg *vg, void *arg)

@@ -25,11 +25,8 @@ if lvm2_lv lvchange -pr e2eD2/big >/dev/null 2>&1; then ro=1; fi
 
 squeeze() { map_devs | sed -E 's/ +/ /g; s/ +$//'; }
 same() {
-	local uo ue ur lo le lr largs=() a n
-	for a in "$@"; do
-		for n in a b c d; do [ "$a" = "$(img $n)" ] && a=$(loop $n); done
-		largs+=("$a")
-	done
+	local uo ue ur lo le lr largs=()
+	mapfile -t largs < <(to_loops "$@")
 	run_rc uo ue ur ulvm "$@"
 	run_rc lo le lr lvm2_lv "${largs[@]}"
 	le=$(grep -v 'WARNING: Activation disabled' <<<"$le" || true)

@@ -161,6 +161,26 @@ detach() {
 }
 loop() { echo "${LOOP_OF[$1]}"; }
 
+# to_loops ARG...: the arguments one a line, each image path of this test replaced by its
+# loop device (what LVM2 is given where ulvm is given the image)
+to_loops() {
+	local a n
+	for a in "$@"; do
+		for n in "${!LOOP_OF[@]}"; do [ "$a" = "$T/$n.img" ] && a=${LOOP_OF[$n]}; done
+		printf '%s\n' "$a"
+	done
+}
+
+# one_vg VG LV:SIZE...: image a (64M) made a PV of VG by ulvm, with those linear LVs
+one_vg() {
+	local vg=$1 l
+	shift
+	mkimg a 64M
+	ulvm pvcreate "$(img a)" >/dev/null
+	ulvm vgcreate "$vg" "$(img a)" >/dev/null
+	for l in "$@"; do ulvm lvcreate -n "${l%%:*}" -L "${l#*:}" "$vg" >/dev/null; done
+}
+
 # Comma lists of every image / every attached loop device
 imgs_csv() { local IFS=,; local a=(); local n; for n in "${IMGS[@]}"; do a+=("$T/$n.img"); done; echo "${a[*]}"; }
 loops_csv() { local IFS=,; echo "${LOOP_OF[*]}"; }
