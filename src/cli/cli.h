@@ -45,6 +45,7 @@ struct cli {
 	bool unbuffered;             /* --unbuffered: rows as they are read, unsorted */
 	bool change_json;            /* a change command's --reportformat json */
 	bool history;                /* -H|--history: historical LVs too */
+	bool allow_exported;         /* vgimport: -S picks exported VGs too */
 	/* positional arguments */
 	char **args;
 	int nargs;
@@ -189,6 +190,9 @@ int report_select_help(void); /* -S help */
 /* With -S: replace a command's arguments by the names ("VG", or "VG/LV" for REPORT_LV) of
  * what the selection picks among the VGs (and LVs) they name, or among all when none. */
 int cli_select_names(struct cli *c, enum report_type type, char ***args, int *nargs);
+/* cmd_scan.c: VG names put in the order LVM2 goes through the VGs it finds (the one found
+ * last on the devices first). */
+void cli_vg_sort_lvm2(struct cli *c, char **names, int n);
 /* An exported VG's LVs are not read (as LVM2): true, after saying so, when the command's
  * arguments (c->args) name it. */
 bool cli_vg_exported_skip(struct cli *c, const struct ulvm_vg *vg);

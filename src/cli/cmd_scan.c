@@ -63,6 +63,25 @@ static int lvm2_vg_order(struct cli *c, const char ***out, size_t *n)
 	return 0;
 }
 
+void cli_vg_sort_lvm2(struct cli *c, char **names, int n)
+{
+	const char **order = NULL;
+	size_t norder = 0, k = 0;
+
+	if (n < 2 || lvm2_vg_order(c, &order, &norder))
+		return;
+	/* those in the order first, as it has them (a name is there at most once) */
+	for (size_t i = 0; i < norder; i++)
+		for (int j = (int)k; j < n; j++)
+			if (!strcmp(names[j], order[i])) {
+				char *t = names[k];
+				names[k++] = names[j];
+				names[j] = t;
+				break;
+			}
+	free(order);
+}
+
 /* cli_each_vg over every VG in LVM2's scanning order. The names point into the scan, which
  * opening a VG replaces: they are copied first. */
 static int each_vg_lvm2_order(struct cli *c, enum ulvm_lock_mode mode, cli_vg_fn fn, void *arg)
@@ -80,9 +99,20 @@ static int each_vg_lvm2_order(struct cli *c, enum ulvm_lock_mode mode, cli_vg_fn
 	free(order);
 	if (!names)
 		return cli_fail(ulvm_error(-ENOMEM, "out of memory"));
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		struct ulvm_vg *v;
+		bool exported = false;
+		/* -S alone passes over an exported VG without a word, as LVM2 */
+		if (names[i] && c->select && !c->nargs && !c->allow_exported &&
+		    !ulvm_vg_open(c->ctx, names[i], ULVM_LOCK_READ, &v)) {
+			exported = ulvm_strlist_has(&v->status, "EXPORTED");
+			ulvm_vg_close(v);
+		}
+		if (exported)
+			continue;
 		if (!names[i] || cli_each_vg(c, &names[i], 1, mode, fn, arg) != ECMD_PROCESSED)
 			rc = ECMD_FAILED;
+	}
 	cli_free_names(names, n);
 	return rc;
 }
@@ -347,7 +377,10 @@ static int export_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 static int export_opt(struct cli *c, int opt, void *arg)
 {
-	(void)c;
+	if (opt == 'S') {
+		c->select = optarg;
+		return 0;
+	}
 	if (opt != 'a')
 		return 1;
 	*(bool *)arg = true;
@@ -356,21 +389,39 @@ static int export_opt(struct cli *c, int opt, void *arg)
 
 static int export_cmd(struct cli *c, int argc, char **argv, bool on)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, CHANGE_LONGOPTS, {"all", no_argument, NULL, 'a'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
+	                                   {"all", no_argument, NULL, 'a'},
+	                                   {"select", required_argument, NULL, 'S'},
+	                                   {0}};
 	bool all = false;
-	int rc;
+	int rc, r;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "a", lo, export_opt, &all)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "aS:", lo, export_opt, &all)))
 		return rc;
-	if (optind >= argc && !all) {
+	if (optind >= argc && !all && !c->select) {
 		fprintf(stderr,
 		        "  No command with matching syntax recognised.  Run '%s --help' for "
 		        "more information.\n",
 		        on ? "vgexport" : "vgimport");
 		return EINVALID_CMD_LINE;
 	}
-	return cli_each_vg(c, argv + optind, argc - optind, ULVM_LOCK_WRITE, export_vg, &on);
+	argv += optind;
+	argc -= optind;
+	if (!c->select)
+		return cli_each_vg(c, argv, argc, ULVM_LOCK_WRITE, export_vg, &on);
+	/* -S: the VGs it selects (among those named); none selected, nothing done */
+	c->allow_exported = !on;
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if ((rc = cli_select_names(c, REPORT_VG, &argv, &argc)) != ECMD_PROCESSED || !argc)
+		return rc;
+	cli_vg_sort_lvm2(c, argv, argc);
+	/* one at a time, in that order (cli_each_vg keeps its own) */
+	for (int i = 0; i < argc; i++)
+		if (cli_each_vg(c, &argv[i], 1, ULVM_LOCK_WRITE, export_vg, &on) != ECMD_PROCESSED)
+			rc = ECMD_FAILED;
+	return rc;
 }
 
 int cmd_vgexport(struct cli *c, int argc, char **argv)
@@ -393,14 +444,17 @@ struct pvchange_opts {
 	char **args;
 	int nargs;
 	size_t changed, unchanged, found;
+	struct report_sel *rs; /* -S */
 };
 
 static int pvchange_opt(struct cli *c, int opt, void *arg)
 {
 	struct pvchange_opts *o = arg;
 
-	(void)c;
 	switch (opt) {
+	case 'S':
+		c->select = optarg;
+		return 0;
 	case 'x':
 		if (strcmp(optarg, "y") && strcmp(optarg, "n"))
 			return 1;
@@ -426,12 +480,32 @@ static int pvchange_opt(struct cli *c, int opt, void *arg)
 	return 1;
 }
 
-static bool pv_named(const struct ulvm_pv *pv, const struct pvchange_opts *o)
+/* The scan's entry of a device. */
+static const struct ulvm_dev_info *dev_of(struct cli *c, const char *path)
 {
-	for (int i = 0; i < o->nargs; i++)
-		if (pv->device && !strcmp(pv->device, o->args[i]))
-			return true;
-	return o->all;
+	const struct ulvm_dev_info *devs;
+	size_t n;
+
+	if (!path || ulvm_scan(c->ctx, &devs, &n))
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(devs[i].path, path))
+			return &devs[i];
+	return NULL;
+}
+
+/* Named (or all of them, or -S alone), and selected by -S. */
+static bool pv_named(struct cli *c, struct ulvm_vg *vg, struct ulvm_pv *pv,
+                     const struct pvchange_opts *o)
+{
+	bool named = o->all || (c->select && !o->nargs);
+	const struct ulvm_dev_info *d;
+
+	for (int i = 0; i < o->nargs && !named; i++)
+		named = pv->device && !strcmp(pv->device, o->args[i]);
+	if (!named || !o->rs)
+		return named;
+	return (d = dev_of(c, pv->device)) && report_select_pv(o->rs, vg, pv, d);
 }
 
 static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
@@ -448,7 +522,7 @@ static int pvchange_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 	for (size_t i = 0; i < vg->npvs && !r; i++) {
 		struct ulvm_pv *pv = vg->pvs[i];
 		bool ok = true;
-		if (!pv_named(pv, o))
+		if (!pv_named(c, vg, pv, o))
 			continue;
 		o->found++;
 		cmdlog_object_pv(vg, pv->device, pv->uuid);
@@ -510,10 +584,11 @@ static int pvchange_orphans(struct cli *c, struct pvchange_opts *o)
 	if ((r = ulvm_scan(c->ctx, &devs, &ndevs)))
 		return cli_fail(r);
 	for (size_t i = 0; i < ndevs; i++) {
-		bool named = o->all;
+		bool named = o->all || (c->select && !o->nargs);
 		for (int k = 0; k < o->nargs; k++)
 			named |= !strcmp(devs[i].path, o->args[k]);
-		if (!named || !devs[i].is_pv || devs[i].vg_name)
+		if (!named || !devs[i].is_pv || devs[i].vg_name ||
+		    !report_select_pv(o->rs, NULL, NULL, &devs[i]))
 			continue;
 		o->found++;
 		cmdlog_object("pv", devs[i].path, devs[i].pv_uuid, NULL, NULL);
@@ -543,23 +618,29 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 	                                   {"addtag", required_argument, NULL, 9600},
 	                                   {"deltag", required_argument, NULL, 9601},
 	                                   {"uuid", no_argument, NULL, 'u'},
+	                                   {"select", required_argument, NULL, 'S'},
 	                                   {0}};
 	struct pvchange_opts o = {.allocatable = -1};
-	int rc;
+	int rc, r;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "x:au", lo,
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "x:auS:", lo,
 	                      pvchange_opt, &o)))
 		return rc;
 	o.args = argv + optind;
 	o.nargs = argc - optind;
+	c->nargs = o.nargs;
 	if (o.allocatable < 0 && !o.nadd && !o.ndel && !o.uuid) {
 		fprintf(stderr, "  Please give one or more of -x, -u, --addtag or --deltag.\n");
 		return EINVALID_CMD_LINE;
 	}
-	if (!o.nargs && !o.all) {
+	if (!o.nargs && !o.all && !c->select) {
 		fprintf(stderr, "  Please give a physical volume path or use --all.\n");
 		return EINVALID_CMD_LINE;
 	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if ((r = report_select_init(c, REPORT_PV, &o.rs)))
+		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
 	rc = each_vg_lvm2_order(c, ULVM_LOCK_WRITE, pvchange_vg, &o);
 	cmdlog_group_end();
 	if (pvchange_orphans(c, &o) != ECMD_PROCESSED)
@@ -581,5 +662,6 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 	cmdlog_group_end(); /* the count is about no VG */
 	cli_print("%zu physical volume%s changed / %zu physical volume%s not changed", o.changed,
 	          o.changed == 1 ? "" : "s", o.unchanged, o.unchanged == 1 ? "" : "s");
+	report_select_free(o.rs);
 	return rc;
 }

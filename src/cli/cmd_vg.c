@@ -273,17 +273,30 @@ int cmd_vgreduce(struct cli *c, int argc, char **argv)
 
 int cmd_vgremove(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS, CHANGE_LONGOPTS, {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS, CHANGE_LONGOPTS, {"select", required_argument, NULL, 'S'}, {0}};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS, lo, NULL)) != -1)
-		if (cli_common_opt(c, opt, optarg) != 1)
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "S:", lo, NULL)) !=
+	       -1) {
+		if (opt == 'S')
+			c->select = optarg;
+		else if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
-	if (optind >= argc) {
+	}
+	if (optind >= argc && !c->select) {
 		fprintf(stderr, "  Please enter one or more volume group paths\n");
 		return EINVALID_CMD_LINE;
 	}
-	for (int i = optind; i < argc; i++) {
+	argv += optind;
+	argc -= optind;
+	/* -S: the VGs it selects (among those named) */
+	if (c->select && ((r = cli_open_ctx(c)) ||
+	                  (rc = cli_select_names(c, REPORT_VG, &argv, &argc)) != ECMD_PROCESSED))
+		return r ? cli_fail(r) : rc;
+	if (c->select)
+		cli_vg_sort_lvm2(c, argv, argc);
+	for (int i = 0; i < argc; i++) {
 		struct ulvm_vg *vg;
 		size_t nlv;
 		if ((r = open_vg(c, argv[i], ULVM_LOCK_WRITE, &vg))) {

@@ -1452,7 +1452,14 @@ static int select_vg_names(struct cli *c, struct ulvm_vg *vg, void *arg)
 	struct select_names *sn = arg;
 	int r = 0;
 
-	(void)c;
+	/* As LVM2: an exported VG is passed over unless named (then the command says it is
+	 * exported) or the command is vgimport. */
+	if (ulvm_strlist_has(&vg->status, "EXPORTED") && !c->allow_exported) {
+		if (sn->nargs && sn->type == REPORT_VG)
+			r = select_add(sn, vg->name, NULL);
+		ulvm_vg_close(vg);
+		return r ? cli_fail(r) : ECMD_PROCESSED;
+	}
 	if (sn->type == REPORT_VG) {
 		if (report_select_vg(sn->rs, vg))
 			r = select_add(sn, vg->name, NULL);

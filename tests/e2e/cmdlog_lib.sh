@@ -46,17 +46,20 @@ unzeroed() {
 		{ print }'
 }
 # same CMD ARG...: LVM2, then ulvm on the images as they were: same exit status, stdout
-# (the log report) and stderr
+# (the log report) and stderr; with SAME_STATE set (a command), what it prints after each
+# tool's run agrees too
 same() {
-	local cmd=$1 uo ue ur lo le lr
+	local cmd=$1 uo ue ur lo le lr ls="" us=""
 	shift
 	local la=() ua=()
 	mapfile -t la < <(args lvm2 "$@")
 	mapfile -t ua < <(args ulvm "$@")
 	save
 	run_rc lo le lr lvm2_lv "$cmd" "${la[@]}"
+	[ -z "${SAME_STATE:-}" ] || ls=$($SAME_STATE)
 	restore
 	run_rc uo ue ur ulvm "$cmd" "${ua[@]}"
+	[ -z "${SAME_STATE:-}" ] || us=$($SAME_STATE)
 	lo=$(map_devs <<<"$lo")
 	le=$(map_devs <<<"$le")
 	[ "$cmd" != lvcreate ] || lo=$(unzeroed <<<"$lo")
@@ -64,5 +67,6 @@ same() {
 	assert_eq "$lr" "$ur" "$cmd $*: exit status (ulvm: $ue)"
 	assert_eq "$lo" "$uo" "$cmd $*: log report"
 	assert_eq "$le" "$ue" "$cmd $*: messages"
+	assert_eq "$ls" "$us" "$cmd $*: what ${SAME_STATE:-nothing} says after"
 }
 
