@@ -211,6 +211,7 @@ int cmd_vgremove(struct cli *c, int argc, char **argv);
 int cmd_vgrename(struct cli *c, int argc, char **argv);
 int cmd_vgs(struct cli *c, int argc, char **argv);
 int cmd_vgdisplay(struct cli *c, int argc, char **argv);
+int cmd_vgmknodes(struct cli *c, int argc, char **argv);
 int cmd_vgck(struct cli *c, int argc, char **argv);
 int cmd_vgcfgbackup(struct cli *c, int argc, char **argv);
 int cmd_vgcfgrestore(struct cli *c, int argc, char **argv);

@@ -665,3 +665,87 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 	report_select_free(o.rs);
 	return rc;
 }
+
+/* ---- vgmknodes ---- */
+
+/* LVM2's vgmknodes makes the /dev/mapper nodes and /dev/VG/LV links of the active LVs
+ * (and, with --refresh, reloads their tables first); without device-mapper it fails. ulvm
+ * makes no /dev nodes: its active devices are the records of its own device-mapper, which
+ * the FUSE files and NBD exports follow. So here each LV's record is checked (one that is
+ * not the LV's own, or whose backing devices are gone, is reported as every command reports
+ * it) and --refresh reloads the tables of the active LVs that changed. */
+struct mknodes {
+	bool refresh;
+	char *const *args;
+	int nargs;
+};
+
+static bool lv_arg_of(const char *arg, const struct ulvm_vg *vg, char *lvn, size_t len)
+{
+	char vgn[256];
+
+	return !cli_split_lv(arg, vgn, sizeof(vgn), lvn, len) && !strcmp(vgn, vg->name);
+}
+
+static int mknodes_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
+{
+	const struct mknodes *m = arg;
+	int rc = ECMD_PROCESSED, r;
+	char lvn[256];
+
+	for (int a = 0; a < m->nargs; a++)
+		if (lv_arg_of(m->args[a], vg, lvn, sizeof(lvn)) && !ulvm_lv_find(vg, lvn)) {
+			cmdlog_lv_missing(vg, lvn, "Failed to find logical volume \"%s/%s\"",
+			                  vg->name, lvn);
+			rc = ECMD_FAILED;
+		}
+	for (size_t l = 0; l < vg->nlvs; l++) {
+		struct ulvm_lv *lv = vg->lvs[l];
+		bool named = !m->nargs;
+		for (int a = 0; a < m->nargs && !named; a++)
+			named =
+			    !strcmp(m->args[a], vg->name) ||
+			    (lv_arg_of(m->args[a], vg, lvn, sizeof(lvn)) && !strcmp(lvn, lv->name));
+		if (!named || !ulvm_lv_visible(lv))
+			continue;
+		cmdlog_object_lv(vg, lv);
+		r = 0;
+		if (ulvm_lv_active(vg, lv) && m->refresh && !c->test)
+			r = ulvm_lv_refresh(vg, lv);
+		if (r)
+			rc = cli_fail(r);
+		cmdlog_done(r ? ECMD_FAILED : ECMD_PROCESSED);
+	}
+	ulvm_vg_close(vg);
+	return rc;
+}
+
+static int mknodes_opt(struct cli *c, int opt, void *arg)
+{
+	if (opt == OPT_IGNORELOCKINGFAILURE) {
+		c->ignore_lock_failure = true;
+		return 0;
+	}
+	if (opt != 9700)
+		return 1;
+	((struct mknodes *)arg)->refresh = true;
+	return 0;
+}
+
+int cmd_vgmknodes(struct cli *c, int argc, char **argv)
+{
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    {"refresh", no_argument, NULL, 9700},
+	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
+	    {"reportformat", required_argument, NULL, 1014},
+	    {0}};
+	struct mknodes m = {0};
+	int rc;
+
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, mknodes_opt, &m)))
+		return rc;
+	m.args = argv + optind;
+	m.nargs = argc - optind;
+	return cli_each_vg(c, m.args, m.nargs, ULVM_LOCK_READ, mknodes_vg, &m);
+}

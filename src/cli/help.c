@@ -585,6 +585,16 @@ static const struct help_cmd help_cmds[] = {
     {"lvscan", "List all logical volumes in all volume groups", STYLE_LVM, FORMS({NULL, "", NULL}),
      OPTS({'a', "all", NULL, "Show hidden (internal) LVs too.", 0}),
      "Lists every LV with whether it is active, its size and allocation policy."},
+    {"vgmknodes", "Create the special files for volume group devices in /dev", STYLE_LVM,
+     FORMS({NULL, "", "[ VG|LV|Tag ... ]"}),
+     OPTS(O_CHANGE_REPORTFORMAT,
+          {0, "refresh", NULL, "Reload the tables of the active LVs that changed first.", 0},
+          {0, "ignorelockingfailure", NULL, "Go on without the VG lock when it cannot be taken.",
+           0}),
+     "ulvm makes no /dev nodes: its active devices are the records of its own device-mapper "
+     "(which the FUSE files and NBD exports follow). vgmknodes checks each LV's record (one "
+     "that is not the LV's, or whose devices are gone, is reported) and with --refresh "
+     "reloads the tables of the active LVs. LVM2 without a kernel device-mapper fails here."},
     {"vgexport", "Unregister volume group(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG ...", NULL}, {NULL, "-a|--all", NULL}),
      OPTS(O_CHANGE_REPORTFORMAT, {'a', "all", NULL, "Export every VG.", FORM_NONE}, O_SELECT),

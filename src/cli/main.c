@@ -71,6 +71,7 @@ static const struct command commands[] = {
     {"dumpconfig", cmd_lvmconfig, "Display and manipulate configuration information"},
     {"config", cmd_lvmconfig, "Display and manipulate configuration information"},
     {"pvmove", cmd_pvmove, "Move extents from one physical volume to another"},
+    {"vgmknodes", cmd_vgmknodes, "Create the special files for volume group devices in /dev"},
 };
 
 void cli_print(const char *fmt, ...)
@@ -391,10 +392,10 @@ static bool change_logged(const char *name)
 	/* not vgsplit, vgmerge, vgcfgrestore, vgimportclone, lvconvert, pvmove: LVM2 2.03.16
 	 * keeps no log report for them (nor takes --reportformat) */
 	static const char *const names[] = {
-	    "pvcreate", "pvremove", "vgcreate",    "vgextend", "vgreduce", "vgremove",
-	    "vgrename", "vgck",     "vgcfgbackup", "lvcreate", "lvextend", "lvreduce",
-	    "lvresize", "lvremove", "lvrename",    "lvchange", "vgchange", "pvscan",
-	    "vgscan",   "lvscan",   "vgexport",    "vgimport", "pvchange", "pvresize"};
+	    "pvcreate", "pvremove",    "vgcreate", "vgextend", "vgreduce", "vgremove", "vgrename",
+	    "vgck",     "vgcfgbackup", "lvcreate", "lvextend", "lvreduce", "lvresize", "lvremove",
+	    "lvrename", "lvchange",    "vgchange", "pvscan",   "vgscan",   "lvscan",   "vgexport",
+	    "vgimport", "pvchange",    "pvresize", "vgmknodes"};
 
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (!strcmp(names[i], name))
