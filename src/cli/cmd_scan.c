@@ -22,6 +22,10 @@ static int parse_plain(struct cli *c, int argc, char **argv, const char *shortop
 	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if (opt == '?') { /* getopt said which; LVM2 adds this */
+			fprintf(stderr, "  Error during parsing of command line.\n");
+			return EINVALID_CMD_LINE;
+		}
 		if (!own || own(c, opt, arg))
 			return EINVALID_CMD_LINE;
 	}
@@ -284,7 +288,6 @@ static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 	bool all = *(bool *)arg;
 	char b[64];
 
-	(void)c;
 	for (size_t i = 0; i < vg->nlvs; i++) {
 		struct ulvm_lv *lv = vg->lvs[i];
 		struct ulvm_lv_info info;
@@ -294,8 +297,9 @@ static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 		cmdlog_object_lv(vg, lv);
 		size_h((uint64_t)lv->le_count * vg->extent_size, b, sizeof(b));
 		/* allocation policies are not modelled: every LV has the default, inherit */
+		/* --readonly: as LVM2, the active devices are not looked at */
 		cli_print("%s%s '/dev/%s/%s' [%s] inherit",
-		          ulvm_lv_active(vg, lv) ? "ACTIVE   " : "inactive ",
+		          !c->readonly && ulvm_lv_active(vg, lv) ? "ACTIVE   " : "inactive ",
 		          info.role == 'o' ? "Original"
 		          : info.snapshot  ? "Snapshot"
 		                           : "        ",
@@ -308,7 +312,12 @@ static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 static int lvscan_opt(struct cli *c, int opt, void *arg)
 {
-	(void)c;
+	if (opt == 3014) { /* --readonly: no locks, the devices read-only (pvscan and vgscan
+		            * have no --readonly in LVM2: getopt refuses it there) */
+		c->readonly = true;
+		cli_nolocking = true;
+		return 0;
+	}
 	if (opt != 'a')
 		return 1;
 	*(bool *)arg = true;
@@ -319,6 +328,7 @@ int cmd_lvscan(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
 	                                   {"all", no_argument, NULL, 'a'},
+	                                   {"readonly", no_argument, NULL, 3014},
 	                                   {"reportformat", required_argument, NULL, 1014},
 	                                   {0}};
 	bool all = false;
