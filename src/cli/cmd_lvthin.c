@@ -32,7 +32,9 @@ static const struct option thin_lo[] = {COMMON_LONGOPTS,
                                         {"thinpool", required_argument, NULL, 7103},
                                         {"type", required_argument, NULL, 7104},
                                         {"addtag", required_argument, NULL, 7105},
-                                        {"alloc", required_argument, NULL, 7106},
+                                        SETTINGS_LONGOPTS,
+                                        {"permission", required_argument, NULL, 'p'},
+                                        {"contiguous", required_argument, NULL, 'C'},
                                         {"zero", required_argument, NULL, 'Z'},
                                         {"thin", no_argument, NULL, 'T'},
                                         {"virtualsize", required_argument, NULL, 'V'},
@@ -42,7 +44,7 @@ static const struct option thin_lo[] = {COMMON_LONGOPTS,
                                         {"activate", required_argument, NULL, 'a'},
                                         {"wipesignatures", required_argument, NULL, 'W'},
                                         {0}};
-#define THIN_SHORTOPTS COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:c:Z:TV:sk:Ka:W:"
+#define THIN_SHORTOPTS COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:c:Z:TV:sk:Ka:W:p:r:M:j:C:"
 
 /* Which lvcreate is thin (LVM2's _lvcreate_params order): --type thin-pool|thin, -T,
  * --thinpool, -V (without -s), or -s without a size (a thin snapshot). */
@@ -218,6 +220,8 @@ struct thin_args {
 	bool thin, snapshot, spare, activate;
 	const char *tags[32];
 	size_t ntags;
+	struct cli_settings set; /* -p, -r, -M/--major/--minor, --metadataprofile, --alloc */
+	int contiguous;          /* -C: -1 not given */
 };
 
 static int bad_arg(const char *fmt, const char *arg)
@@ -234,14 +238,26 @@ static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_arg
 	int opt;
 
 	memset(a, 0, sizeof(*a));
-	a->zero = a->skip = -1;
+	cli_settings_init(&a->set);
+	a->zero = a->skip = a->contiguous = -1;
 	a->spare = true;
 	a->activate = true; /* LVM2's default: -ay */
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, THIN_SHORTOPTS, thin_lo, NULL)) != -1) {
+		int r;
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if ((r = cli_settings_opt(&a->set, opt, optarg)) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			continue;
+		}
 		switch (opt) {
+		case 'C':
+			if (strcmp(optarg, "y") && strcmp(optarg, "n"))
+				return bad_arg("Invalid argument for --contiguous: %s", optarg);
+			a->contiguous = optarg[0] == 'y';
+			break;
 		case 'L':
 		case 'l':
 			if (parse_size_arg(optarg, opt == 'l', 'm', &a->size))
@@ -291,8 +307,6 @@ static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_arg
 		case 7105:
 			if (a->ntags < ARRAY_SIZE(a->tags))
 				a->tags[a->ntags++] = optarg;
-			break;
-		case 7106:
 			break;
 		case 'Z':
 		case 'k':
@@ -401,6 +415,75 @@ static int create_pool(struct cli *c, struct ulvm_vg *vg, struct thin_args *a, c
 	return r;
 }
 
+/* The thin forms of lvcreate, as LVM2 tells them apart for the LV settings. */
+enum thin_form {
+	F_THIN,      /* -V in an existing pool */
+	F_SNAP,      /* -s of a thin LV */
+	F_POOL_TYPE, /* --type thin-pool -L */
+	F_POOL,      /* -T (or --thinpool) -L without -V */
+	F_POOL_THIN, /* -L and -V: a new pool and a thin LV in it */
+};
+
+/* LVM2 2.03.16's checks of -p, -r, -M/--major/--minor, --setautoactivation, --alloc and -C
+ * on the thin forms, before the VG is read: its words, exit 3 for what its command
+ * definitions refuse. */
+static int check_settings(struct thin_args *a, enum thin_form form)
+{
+	struct cli_settings *s = &a->set;
+	int r;
+
+	if (s->autoactivation >= 0)
+		return bad_arg("Option --setautoactivation is unsupported with %s.",
+		               form == F_SNAP        ? "snapshots"
+		               : form == F_POOL_TYPE ? "thin pools"
+		                                     : "thins");
+	if (form == F_POOL_TYPE && s->perm && !strcmp(s->perm, "r"))
+		return bad_arg("%s", "Cannot create read-only thin pool.");
+	if (form == F_POOL_TYPE && s->minor >= 0)
+		return bad_arg("%s", "Option --minor is unsupported with thin pools.");
+	if (form == F_POOL_TYPE && s->major >= 0)
+		return bad_arg("%s", "Option --major is unsupported with thin pools.");
+	if (a->contiguous == 1 && s->alloc && strcmp(s->alloc, "contiguous"))
+		return bad_arg("%s", "Conflicting contiguous and alloc arguments.");
+	if (a->contiguous == 1)
+		s->alloc = "contiguous";
+	if ((r = cli_settings_check_persistent(s)))
+		return r;
+	if (form == F_POOL_THIN && s->readahead_set) {
+		uint32_t ra = s->readahead;
+		if (ra != ULVM_READ_AHEAD_AUTO && ra != ULVM_READ_AHEAD_NONE && ra % 8)
+			fprintf(stderr,
+			        "  WARNING: Overriding readahead to %u sectors, a multiple of 4K "
+			        "page size.\n",
+			        ra < 8 ? 8 : ra / 8 * 8);
+		fprintf(stderr, "  Ambigous --readahead parameter specified. Please use either "
+		                "with pool or volume.\n");
+		return ECMD_FAILED;
+	}
+	if (s->profile && (r = cli_settings_check_profile(s->profile)))
+		return r;
+	return 0;
+}
+
+/* The settings on a new pool (its allocation policy, read ahead, profile: LVM2 makes a pool
+ * writable whatever -p says, and takes no persistent minor for it) or on a new thin LV or
+ * thin snapshot (all but the allocation policy, which only a pool takes). */
+static int apply_settings(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
+                          const struct thin_args *a, bool pool)
+{
+	struct cli_settings s = a->set;
+	bool changed = false;
+
+	if (pool) {
+		s.perm = NULL;
+		s.persistent = s.major = s.minor = -1;
+	} else {
+		s.alloc = NULL;
+	}
+	return cli_settings_any(&s) ? cli_settings_apply_lv(c, vg, lv, &s, true, &changed, &changed)
+	                            : 0;
+}
+
 int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 {
 	char vgn[256], lvn[256], pvg[256], pln[256];
@@ -410,9 +493,17 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 	const char *const *pvs;
 	size_t npvs;
 	bool new_pool;
+	enum thin_form form;
 	int r;
 
 	if ((r = parse_thin_args(c, argc, argv, &a)))
+		return r;
+	form = a.snapshot                               ? F_SNAP
+	       : a.size.given && a.virt.given           ? F_POOL_THIN
+	       : !a.size.given                          ? F_THIN
+	       : a.type && !strcmp(a.type, "thin-pool") ? F_POOL_TYPE
+	                                                : F_POOL;
+	if ((r = check_settings(&a, form)))
 		return r;
 	if (optind >= argc && !a.pool_name) {
 		fprintf(stderr, "  Please specify either size or extents and a volume group\n");
@@ -450,6 +541,17 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 		return ECMD_FAILED;
 	if ((r = ulvm_vg_require_complete(vg)))
 		goto out;
+	/* LVM2's refusals once the VG is read */
+	if ((form == F_THIN || form == F_SNAP) && (a.set.alloc || a.contiguous >= 0)) {
+		r = ulvm_error(-EINVAL, "--%s is only available when creating thin pool.",
+		               a.contiguous >= 0 ? "contiguous" : "alloc");
+		goto out;
+	}
+	if (form == F_POOL && (a.set.minor >= 0 || a.set.persistent == 1)) {
+		r = ulvm_error(-EINVAL, "Persistent major and minor numbers are unsupported with "
+		                        "pools.");
+		goto out;
+	}
 
 	if (a.snapshot) { /* lvcreate -s VG/THIN [-n NAME] */
 		if (!lvn[0] || !(origin = ulvm_lv_find(vg, lvn))) {
@@ -464,7 +566,8 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 			               vgn, lvn);
 			goto out;
 		}
-		if ((r = ulvm_thin_snapshot(vg, origin, a.name, a.skip != 0, &thin)))
+		if ((r = ulvm_thin_snapshot(vg, origin, a.name, a.skip != 0, &thin)) ||
+		    (r = apply_settings(c, vg, thin, &a, false)))
 			goto out;
 		warn_overprovisioning(vg, pool);
 		if ((r = ulvm_vg_commit(vg, cli_description(c))) ||
@@ -492,7 +595,8 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 		const char *name = pln[0] ? pln : (!a.virt.given && a.name ? a.name : NULL);
 		if (!a.virt.given && !pln[0] && !a.name && lvn[0])
 			name = lvn;
-		if ((r = create_pool(c, vg, &a, name, pvs, npvs, &pool)))
+		if ((r = create_pool(c, vg, &a, name, pvs, npvs, &pool)) ||
+		    (r = apply_settings(c, vg, pool, &a, true)))
 			goto out;
 		if (!a.virt.given) {
 			if ((r = ulvm_vg_commit(vg, cli_description(c))))
@@ -530,7 +634,8 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 		const char *tname = a.name ? a.name : (new_pool ? NULL : (lvn[0] ? lvn : NULL));
 		if ((r = extents_of(vg, &a.virt, NULL, 0, &ve)))
 			goto out;
-		if ((r = ulvm_thin_create(vg, pool, tname, ve, a.tags, a.ntags, &thin)))
+		if ((r = ulvm_thin_create(vg, pool, tname, ve, a.tags, a.ntags, &thin)) ||
+		    (r = apply_settings(c, vg, thin, &a, false)))
 			goto out;
 	}
 	warn_overprovisioning(vg, pool);
