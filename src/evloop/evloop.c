@@ -41,7 +41,8 @@ struct evloop {
 	size_t nafters;
 	struct evloop_timer *timers; /* armed, soonest first */
 	struct evloop_work *work, **work_tail;
-	pthread_mutex_t post_lock; /* guards `posted` */
+	struct evloop_work *running; /* the rest of the batch run_work is running */
+	pthread_mutex_t post_lock;   /* guards `posted` */
 	struct evloop_work *posted;
 };
 
@@ -334,6 +335,13 @@ void evloop_cancel(struct evloop *l, struct evloop_work *w)
 				l->work_tail = p;
 			break;
 		}
+	/* Or in the batch running now, behind the callback that cancels it: it must not run
+	 * (its owner may free it next), and what follows it still does. */
+	for (struct evloop_work **p = &l->running; *p; p = &(*p)->next)
+		if (*p == w) {
+			*p = w->next;
+			break;
+		}
 	w->queued = false;
 	w->next = NULL;
 }
@@ -380,18 +388,20 @@ static void run_work(struct evloop *l)
 {
 	/* What is queued now; work queued meanwhile runs in the next turn (which does not
 	 * sleep), so a callback that re-queues itself cannot starve the loop. */
-	struct evloop_work *w = l->work;
+	struct evloop_work *w;
 
-	if (!w)
+	if (!l->work)
 		return;
+	/* The batch stays where evloop_cancel finds it: a callback may cancel (and free) work
+	 * queued behind it, which then neither runs nor cuts the batch short. */
+	l->running = l->work;
 	l->work = NULL;
 	l->work_tail = &l->work;
-	while (w) {
-		struct evloop_work *next = w->next;
+	while ((w = l->running)) {
+		l->running = w->next;
 		w->next = NULL;
 		w->queued = false;
 		w->fn(w->arg, 0); /* may queue w again, or free it */
-		w = next;
 	}
 }
 

@@ -185,8 +185,9 @@ struct job {
 	struct evloop_work w;
 	const char *name;
 	int runs;
-	int requeue;              /* queue itself again this many times */
-	struct evloop_work *also; /* queue this one from the callback */
+	int requeue;                /* queue itself again this many times */
+	struct evloop_work *also;   /* queue this one from the callback */
+	struct evloop_work *cancel; /* cancel this one from the callback */
 };
 
 static void on_job(void *arg, uint32_t events)
@@ -202,6 +203,8 @@ static void on_job(void *arg, uint32_t events)
 	}
 	if (j->also)
 		evloop_defer(L, j->also);
+	if (j->cancel)
+		evloop_cancel(L, j->cancel);
 }
 
 static void test_defer_fifo_same_turn(void **state)
@@ -268,6 +271,38 @@ static void test_defer_cancel(void **state)
 	assert_int_equal(evloop_run_once(L, 0), 0);
 	assert_string_equal(trace, "ba");
 	assert_int_equal(c.runs, 0);
+}
+
+/* Work cancelled by an earlier callback of the same turn's batch does not run (its owner may
+ * have freed it: the FUSE reap frees an export whose `tell` is queued behind it), and what
+ * was queued after it still runs. */
+static void test_cancel_in_running_batch(void **state)
+{
+	struct job a = {.name = "a"}, b = {.name = "b"}, c = {.name = "c"}, d = {.name = "d"};
+
+	(void)state;
+	trace[0] = 0;
+	evloop_work_init(&a.w, on_job, &a);
+	evloop_work_init(&b.w, on_job, &b);
+	evloop_work_init(&c.w, on_job, &c);
+	evloop_work_init(&d.w, on_job, &d);
+	a.cancel = &b.w;
+	c.cancel = &d.w; /* the batch's last */
+	evloop_defer(L, &a.w);
+	evloop_defer(L, &b.w);
+	evloop_defer(L, &c.w);
+	evloop_defer(L, &d.w);
+	assert_int_equal(evloop_run_once(L, 0), 0);
+	assert_string_equal(trace, "ac");
+	assert_int_equal(b.runs, 0);
+	assert_int_equal(d.runs, 0);
+	assert_false(a.w.queued || b.w.queued || c.w.queued || d.w.queued);
+	/* cancelled work can be queued again, and then runs */
+	a.cancel = c.cancel = NULL;
+	evloop_defer(L, &b.w);
+	evloop_defer(L, &d.w);
+	assert_int_equal(evloop_run_once(L, 0), 0);
+	assert_string_equal(trace, "acbd");
 }
 
 #define POSTERS 4
@@ -546,6 +581,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_defer_fifo_same_turn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_defer_requeue_next_turn, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_defer_cancel, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cancel_in_running_batch, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_post_from_threads, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_post_order_and_wake, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cancel_posted, setup, teardown),
