@@ -11,18 +11,6 @@
 #include "../util/util.h"
 #include "cli.h"
 
-static char *read_stream(FILE *f)
-{
-	struct strbuf sb;
-	char buf[4096];
-	size_t n;
-
-	sb_init(&sb);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sb_put(&sb, buf, n);
-	return sb_steal(&sb);
-}
-
 /* `--table 'LINES'` (';' may separate lines, as dmsetup accepts none; newlines work) or the
  * table on stdin. */
 static char *table_arg(const char *opt)
@@ -30,7 +18,7 @@ static char *table_arg(const char *opt)
 	char *t;
 
 	if (!opt)
-		return read_stream(stdin);
+		return sb_read_stream(stdin, NULL);
 	if (!(t = strdup(opt)))
 		return NULL;
 	for (char *p = t; *p; p++)

@@ -628,23 +628,6 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 	                   (void *)file);
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "re");
-	struct strbuf sb;
-	char buf[65536];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	sb_init(&sb);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sb_put(&sb, buf, n);
-	fclose(f);
-	*len = sb.len;
-	return sb_steal(&sb);
-}
-
 int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -681,7 +664,7 @@ int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 		ulvm_backup_dirs(archive_dir, path, sizeof(path));
 		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/%s", argv[optind]);
 	}
-	if (!(text = read_file(path, &len))) {
+	if (!(text = sb_read_file(path, &len))) {
 		fprintf(stderr, "  %s: cannot read backup: %s\n", path, strerror(errno));
 		return ECMD_FAILED;
 	}

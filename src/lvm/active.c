@@ -95,22 +95,6 @@ static void state_unlock(int fd)
 		close(fd);
 }
 
-static char *read_all(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	struct strbuf sb;
-	char buf[4096];
-	size_t n;
-
-	if (!f)
-		return NULL;
-	sb_init(&sb);
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sb_put(&sb, buf, n);
-	fclose(f);
-	return sb_steal(&sb);
-}
-
 static int write_atomic(const char *path, const char *text)
 {
 	char tmp[4300];
@@ -294,7 +278,7 @@ static int record_read(const char *name, const char *suffix, struct record *rec)
 	memset(rec, 0, sizeof(*rec));
 	if ((r = path_of(name, suffix, path, sizeof(path))))
 		return r;
-	if (!(text = read_all(path)))
+	if (!(text = sb_read_file(path, NULL)))
 		return -ENXIO;
 	return record_parse(text, rec);
 }
@@ -336,7 +320,7 @@ static void report_stale(const char *name, const char *why)
 
 	if (path_of(name, ".reported", path, sizeof(path)))
 		return;
-	if (!(last = read_all(path))) {
+	if (!(last = sb_read_file(path, NULL))) {
 		ulvm_warn("Active device %s is stale (%s): it is not used; \"ulvm dmsetup remove "
 		          "%s\" clears it.",
 		          name, why, name);

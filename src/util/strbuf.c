@@ -151,3 +151,29 @@ void prefault_pages(void *p, size_t len)
 	if (e > a)
 		madvise((void *)a, e - a, MADV_POPULATE_WRITE);
 }
+
+char *sb_read_stream(FILE *f, size_t *len)
+{
+	struct strbuf sb;
+	char buf[65536];
+	size_t n;
+
+	sb_init(&sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_put(&sb, buf, n);
+	if (len)
+		*len = sb.len;
+	return sb_steal(&sb);
+}
+
+char *sb_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "re");
+	char *text;
+
+	if (!f)
+		return NULL;
+	text = sb_read_stream(f, len);
+	fclose(f);
+	return text;
+}

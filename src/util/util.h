@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)     ((a) < (b) ? (a) : (b))
@@ -109,6 +110,10 @@ void sb_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(pr
 void sb_vprintf(struct strbuf *sb, const char *fmt, va_list ap);
 /* Hands the buffer to the caller (NUL-terminated, "" when empty); NULL after an OOM. */
 char *sb_steal(struct strbuf *sb);
+/* All of a stream, or of the file at `path`, NUL-terminated; its length in *len when len is
+ * not NULL. NULL when the file cannot be opened (errno says why) or memory ran out. */
+char *sb_read_stream(FILE *f, size_t *len);
+char *sb_read_file(const char *path, size_t *len);
 
 /* ---- UUIDs (LVM2 style: 32 chars of [0-9a-zA-Z], printed 6-4-4-4-4-4-6) ---------------- */
 #define UUID_LEN     32

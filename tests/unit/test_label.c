@@ -15,63 +15,13 @@
 
 #include "lvm/label.h"
 
-#ifndef TEST_DATA_DIR
-#define TEST_DATA_DIR "tests/data"
-#endif
+#include "test_fixture.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static uint8_t *load_fixture(const char *name, size_t *len)
-{
-	char path[512];
-	FILE *f;
-	uint8_t *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open fixture %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
 
 static void fix_crc(uint8_t *sec)
 {
 	put_le32(sec + 16, lvm_crc(LVM_INITIAL_CRC, sec + 20, 492));
-}
-
-static void assert_msg_contains(const char *needle)
-{
-	const char *msg = ulvm_last_error();
-
-	if (!msg || !strstr(msg, needle))
-		fail_msg("error message \"%s\" does not contain \"%s\"", msg ? msg : "(none)",
-		         needle);
 }
 
 static const char *UUID_A = "T2WmsxMgYDSQwJZ6tp6WOztst8hV1g1N";
@@ -121,7 +71,7 @@ static void assert_labels_equal(const struct pv_label *a, const struct pv_label 
 static void test_decode_lvm2_orphan(void **state)
 {
 	size_t len;
-	uint8_t *buf = load_fixture("lvm2-pv-label.bin", &len);
+	uint8_t *buf = fixture_load("lvm2-pv-label.bin", &len);
 	struct pv_label l;
 
 	(void)state;
@@ -144,7 +94,7 @@ static void test_decode_lvm2_orphan(void **state)
 static void test_decode_lvm2_two_mdas(void **state)
 {
 	size_t len;
-	uint8_t *buf = load_fixture("lvm2-pv-2mda-label.bin", &len);
+	uint8_t *buf = fixture_load("lvm2-pv-2mda-label.bin", &len);
 	struct pv_label l;
 
 	(void)state;
@@ -162,7 +112,7 @@ static void test_decode_lvm2_two_mdas(void **state)
 static void test_decode_lvm2_bootloader(void **state)
 {
 	size_t len;
-	uint8_t *buf = load_fixture("lvm2-pv-bootloader-label.bin", &len);
+	uint8_t *buf = fixture_load("lvm2-pv-bootloader-label.bin", &len);
 	struct pv_label l;
 
 	(void)state;
@@ -177,7 +127,7 @@ static void test_decode_lvm2_bootloader(void **state)
 static void test_decode_lvm2_in_vg(void **state)
 {
 	size_t len;
-	uint8_t *buf = load_fixture("lvm2-vg-head.bin", &len);
+	uint8_t *buf = fixture_load("lvm2-vg-head.bin", &len);
 	struct pv_label l;
 
 	(void)state;
@@ -196,7 +146,7 @@ static void test_encode_matches_lvm2(void **state)
 	(void)state;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t len;
-		uint8_t *buf = load_fixture(names[i], &len);
+		uint8_t *buf = fixture_load(names[i], &len);
 		uint8_t sec[SECTOR_SIZE];
 		struct pv_label l;
 
@@ -316,7 +266,7 @@ static void test_label_in_sector_3(void **state)
 static void test_lvm2_label_moved(void **state)
 {
 	size_t len;
-	uint8_t *buf = load_fixture("lvm2-pv-label.bin", &len);
+	uint8_t *buf = fixture_load("lvm2-pv-label.bin", &len);
 	uint8_t win[LABEL_SCAN_SIZE] = {0};
 	struct pv_label d;
 
@@ -367,7 +317,7 @@ static void test_first_valid_wins(void **state)
 static void test_bad_crc(void **state)
 {
 	size_t len;
-	uint8_t *buf = load_fixture("lvm2-pv-label.bin", &len);
+	uint8_t *buf = fixture_load("lvm2-pv-label.bin", &len);
 	uint8_t *sec = buf + SECTOR_SIZE;
 	struct pv_label d;
 	char expect[160];

@@ -16,70 +16,15 @@
 
 #include "lvm/mda.h"
 
-#ifndef TEST_DATA_DIR
-#define TEST_DATA_DIR "tests/data"
-#endif
+#include "test_fixture.h"
 
 #define WHAT "pv /dev/sdb: metadata area 1"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
 
-static uint8_t *load_fixture(const char *name, size_t *len)
-{
-	char path[512];
-	FILE *f;
-	uint8_t *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open fixture %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static uint32_t get_le32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-	return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
 static void fix_crc(uint8_t *hdr)
 {
 	put_le32(hdr, lvm_crc(LVM_INITIAL_CRC, hdr + 4, 508));
-}
-
-static void assert_msg_contains(const char *needle)
-{
-	const char *msg = ulvm_last_error();
-
-	if (!msg || !strstr(msg, needle))
-		fail_msg("error message \"%s\" does not contain \"%s\"", msg ? msg : "(none)",
-		         needle);
 }
 
 /* A temp file of `size` bytes filled with `fill`, optionally starting with `init`. */
@@ -148,8 +93,8 @@ static struct mda_header header_with(uint64_t start, uint64_t size, uint64_t off
 static void test_decode_lvm2_headers(void **state)
 {
 	size_t len;
-	uint8_t *vg = load_fixture("lvm2-vg-head.bin", &len);
-	uint8_t *orphan = load_fixture("lvm2-pv-label.bin", &len);
+	uint8_t *vg = fixture_load("lvm2-vg-head.bin", &len);
+	uint8_t *orphan = fixture_load("lvm2-pv-label.bin", &len);
 	struct mda_header h;
 	uint8_t enc[MDA_HEADER_SIZE];
 
@@ -180,7 +125,7 @@ static void test_decode_lvm2_headers(void **state)
 static void test_init_matches_pvcreate(void **state)
 {
 	size_t len;
-	uint8_t *orphan = load_fixture("lvm2-pv-label.bin", &len);
+	uint8_t *orphan = fixture_load("lvm2-pv-label.bin", &len);
 	struct mda_header h;
 	uint8_t enc[MDA_HEADER_SIZE];
 
@@ -204,7 +149,7 @@ static void expect_bad_header(const uint8_t *hdr, uint64_t at, const char *why)
 static void test_header_validation(void **state)
 {
 	size_t len;
-	uint8_t *vg = load_fixture("lvm2-vg-head.bin", &len);
+	uint8_t *vg = fixture_load("lvm2-vg-head.bin", &len);
 	uint8_t h[MDA_HEADER_SIZE];
 	char expect[160];
 
@@ -273,7 +218,7 @@ static void test_header_validation(void **state)
 static void test_read_lvm2_text(void **state)
 {
 	size_t len, tlen;
-	uint8_t *vg = load_fixture("lvm2-vg-head.bin", &len);
+	uint8_t *vg = fixture_load("lvm2-vg-head.bin", &len);
 	char path[64];
 	struct bdev *bd = temp_bdev(4096 + 1044480, 0, vg, len, path);
 	struct mda_header h;
@@ -302,7 +247,7 @@ static void test_read_lvm2_text(void **state)
 static void test_read_lvm2_wrapped(void **state)
 {
 	size_t len, tlen, tlen2;
-	uint8_t *img = load_fixture("lvm2-wrapped-mda.bin", &len);
+	uint8_t *img = fixture_load("lvm2-wrapped-mda.bin", &len);
 	char path[64];
 	struct bdev *bd = temp_bdev(len, 0, img, len, path);
 	struct mda_header h;
@@ -336,7 +281,7 @@ static void test_read_lvm2_wrapped(void **state)
 static void test_truncated_device(void **state)
 {
 	size_t len, tlen;
-	uint8_t *vg = load_fixture("lvm2-vg-head.bin", &len);
+	uint8_t *vg = fixture_load("lvm2-vg-head.bin", &len);
 	char path[64];
 	struct bdev *bd = temp_bdev(len, 0, vg, len, path); /* 8192 bytes of a 1 MiB area */
 	struct mda_header h;

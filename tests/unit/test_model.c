@@ -16,35 +16,9 @@
 
 #include "lvm/lvm.h"
 
-#ifndef TEST_DATA_DIR
-#define TEST_DATA_DIR "tests/data"
-#endif
+#include "test_fixture.h"
 
 /* ---- helpers ------------------------------------------------------------------------------ */
-
-static char *load_text(const char *name, size_t *len)
-{
-	char path[512];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open fixture %s", path);
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	if (len)
-		*len = (size_t)n;
-	return buf;
-}
 
 /* Parse and import; returns the error and leaves *out NULL on failure. */
 static int import_text(const char *text, size_t len, const char *what, struct ulvm_vg **out)
@@ -76,7 +50,7 @@ static struct ulvm_vg *import_ok(const char *text, size_t len, const char *what)
 static struct ulvm_vg *import_file(const char *name)
 {
 	size_t len;
-	char *t = load_text(name, &len);
+	char *t = fixture_load(name, &len);
 	struct ulvm_vg *vg = import_ok(t, len, name);
 
 	free(t);
@@ -410,8 +384,8 @@ static void test_raw_and_file_forms_agree(void **state)
 static void test_export_matches_lvm2_bytes(void **state)
 {
 	struct ulvm_vg *vg = import_file("lvm2-raw-linear-striped.txt");
-	char *orig_raw = load_text("lvm2-raw-linear-striped.txt", NULL);
-	char *orig_file = load_text("lvm2-backup-linear-striped.vg", NULL);
+	char *orig_raw = fixture_load("lvm2-raw-linear-striped.txt", NULL);
+	char *orig_file = fixture_load("lvm2-backup-linear-striped.vg", NULL);
 	char *raw = export_ok(vg, false, NULL), *file = export_ok(vg, true, NULL);
 	char *a, *b;
 
@@ -975,7 +949,7 @@ static void test_import_errors(void **state)
 	     {"contents", NULL}},
 	    {"version 2", "version = 1\n", "version = 2\n", {"version", NULL}},
 	};
-	char *text = load_text("lvm2-raw-linear-striped.txt", NULL);
+	char *text = fixture_load("lvm2-raw-linear-striped.txt", NULL);
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -989,7 +963,7 @@ static void test_import_errors(void **state)
 /* More extents in use than a PV has, and two LVs on the same extents, are refused. */
 static void test_import_overcommitted_pv(void **state)
 {
-	char *text = load_text("lvm2-raw-linear-striped.txt", NULL);
+	char *text = fixture_load("lvm2-raw-linear-striped.txt", NULL);
 	/* lin (0..2, 7..8), str (3..4), lin2 (5..6) on pv0: 9 extents; a PV of 8 cannot hold
 	 * them */
 	char *bad = replace1(text, "pe_count = 63\n", "pe_count = 8\n");

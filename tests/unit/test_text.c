@@ -13,35 +13,9 @@
 
 #include "lvm/text.h"
 
-#ifndef TEST_DATA_DIR
-#define TEST_DATA_DIR "tests/data"
-#endif
+#include "test_fixture.h"
 
 /* ---- helpers -------------------------------------------------------------------------- */
-
-static char *load(const char *name, size_t *len)
-{
-	char path[512];
-	FILE *f;
-	char *buf;
-	long n;
-
-	snprintf(path, sizeof(path), "%s/%s", TEST_DATA_DIR, name);
-	f = fopen(path, "rb");
-	if (!f)
-		fail_msg("cannot open %s", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	buf[n] = '\0';
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
 
 static struct cfg_tree *parse_ok(const char *text)
 {
@@ -452,7 +426,7 @@ static void test_deep_nesting(void **state)
 static void test_truncated(void **state)
 {
 	size_t len, prefix;
-	char *text = load("lvm2-raw-linear-striped.txt", &len);
+	char *text = fixture_load("lvm2-raw-linear-striped.txt", &len);
 	struct cfg_tree *t;
 	int ok = 0;
 
@@ -699,7 +673,7 @@ static void test_deep_built_tree(void **state)
 static struct cfg_tree *load_tree(const char *name)
 {
 	size_t len;
-	char *text = load(name, &len);
+	char *text = fixture_load(name, &len);
 	struct cfg_tree *t = NULL;
 
 	if (cfg_parse(text, len, name, &t))
@@ -905,7 +879,7 @@ static void apply_hints(struct cfg_node *n, struct hint *h, size_t *i, size_t ma
 static void check_layout(const char *name, enum cfg_style style)
 {
 	size_t len, nh, used = 0;
-	char *text = load(name, &len), *gen, *gen_end, *out;
+	char *text = fixture_load(name, &len), *gen, *gen_end, *out;
 	struct hint hints[512];
 	struct cfg_tree *t;
 
