@@ -43,5 +43,7 @@ shm_img() {
 	ln -s "$SHM/$1.img" "$T/$1.img"
 	IMGS+=("$1")
 }
-# A daemon that died before the end (a crash, a sanitizer report) says why.
-trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$SHM" ] || rm -rf "$SHM"; [ -z "$DPID" ] || { kill -0 "$DPID" 2>/dev/null || { echo "ulvmd (pid $DPID) ended before the test did:" >&2; _san_filter "ulvm serve" <"$T/serve.err" >&2; }; kill -TERM "$DPID" 2>/dev/null; }; (exit $_r); _e2e_cleanup' EXIT
+# A daemon still there at the end is stopped; what it said is shown (a crash, a sanitizer
+# report: one that is dying may still be writing its report, and still answers kill -0, so it
+# is given 2 s to end first).
+trap '_r=$?; eval "$ULVMD_CLEANUP"; [ -z "$SHM" ] || rm -rf "$SHM"; [ -z "$DPID" ] || { kill -0 "$DPID" 2>/dev/null || echo "ulvmd (pid $DPID) ended before the test did:" >&2; kill -TERM "$DPID" 2>/dev/null; for _i in $(seq 40); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.05; done; _san_filter "ulvm serve" <"$T/serve.err" >&2; }; (exit $_r); _e2e_cleanup' EXIT
