@@ -9,16 +9,13 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v fio >/dev/null || skip "fio not installed"
 . "$E2E_DIR/fuse_lib.sh"
-fuse_with_ulvmd
+fuse_with_ulvmd fio
 
 VG=e2e131
 D=$T/direct
 C=$T/cache
-mkimg a 80M
-ulvm pvcreate "$(img a)" >/dev/null
-ulvm vgcreate $VG "$(img a)" >/dev/null
+fuse_vg $VG 80M a
 ulvm lvcreate -n lv -L 64M $VG >/dev/null
 ulvmd_start
 ulvm lvchange -ay $VG/lv

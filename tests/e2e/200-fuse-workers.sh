@@ -9,31 +9,18 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v fio >/dev/null || skip "fio not installed"
 . "$E2E_DIR/fuse_lib.sh"
-fuse_with_ulvmd
+fuse_with_ulvmd fio
 # ----
 
 VG=vg200
-DIR=$T/mnt
-DIR0=$T/mnt0
-mkimg a 96M
-mkimg b 96M
-ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
-ulvm vgcreate $VG "$(img a)" "$(img b)" >/dev/null
-ulvm lvcreate -n lin -L 16M $VG "$(img a)" >/dev/null
-ulvm lvcreate -n str -i 2 -I 64k -L 16M $VG >/dev/null
-ulvm lvchange -ay $VG/lin $VG/str
-
-ulvmd_start
+fuse_lin_str $VG 96M 16M
 ULVMD_CLEANUP='[ -z "$DPID" ] || "$ULVM" dmsetup resume $VG-lin 2>/dev/null; _fuse_cleanup'
-ulvmd_mount "$DIR" $VG
 threads=$(ls "/proc/$DPID/task" | wc -l)
 [ "$threads" -ge 2 ] || fail "ulvmd has $threads thread(s) with a FUSE mount: no workers"
 mkdir -p "$T/nomnt"
 out=$("$ULVM" mount -o workers=x "$T/nomnt" $VG 2>&1) && fail "workers=x accepted"
 assert_match "bad option workers=x" "$out" "a bad worker count"
-ulvmd_mount -o workers=0 "$DIR0" $VG
 
 # runfio FILE RW: 4 KiB at queue depth 32 over the first 12 MiB, crc32c in every block
 runfio() {
@@ -57,15 +44,7 @@ assert_eq $(((16 + 6 * 4) << 20)) "$(stat -c %s "$DIR/$VG/lin")" "the extended s
 printf 'ulvm-200' | dd of="$DIR/$VG/lin" bs=1 seek=$((5 << 20)) conv=notrunc status=none
 runfio "$DIR/$VG/str" randwrite # striped: the workers' path too
 
-for lv in lin str; do
-	sum=$(md5sum <"$DIR/$VG/$lv")
-	assert_eq "$sum" "$(md5sum <"$DIR0/$VG/$lv")" "$lv through the workers=0 mount"
-	assert_eq "$sum" "$(ulvm dd if=$VG/$lv bs=1M status=none | md5sum)" "$lv through ulvm dd"
-	if command -v nbdcopy >/dev/null; then
-		assert_eq "$sum" "$(nbdcopy "nbd+unix:///$VG/$lv?socket=$ULVM_RUN_DIR/nbd.sock" - |
-			md5sum)" "$lv over NBD"
-	fi
-done
+fuse_reads_same $VG lin str
 assert_eq ulvm-200 "$(dd if="$DIR/$VG/lin" bs=1 skip=$((5 << 20)) count=8 status=none)" \
 	"the partial-sector write"
 
@@ -73,8 +52,5 @@ assert_eq ulvm-200 "$(dd if="$DIR/$VG/lin" bs=1 skip=$((5 << 20)) count=8 status
 runfio "$DIR0/$VG/lin" randwrite
 assert_eq "$(md5sum <"$DIR0/$VG/lin")" "$(md5sum <"$DIR/$VG/lin")" "workers=0 writes, workers read"
 
-fusermount3 -u "$DIR0"
-fusermount3 -u "$DIR"
-FUSE_MNTS=()
-ulvmd_stop
+fuse_two_umounts
 echo PASS

@@ -10,23 +10,16 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v fio >/dev/null || skip "fio not installed"
 . "$E2E_DIR/fuse_lib.sh"
-fuse_with_ulvmd
+fuse_with_ulvmd fio
 # ----
 
 VG=e2e223
-DIR=$T/mnt
-DIR0=$T/mnt0
-for n in a b c; do mkimg $n 64M; done
-ulvm pvcreate "$(img a)" "$(img b)" "$(img c)" >/dev/null
-ulvm vgcreate $VG "$(img a)" "$(img b)" "$(img c)" >/dev/null
+fuse_vg $VG 64M a b c
 ulvm lvcreate -n s2 -i 2 -I 64k -L 24M $VG "$(img a)" "$(img b)" >/dev/null
 ulvm lvcreate -n s3 -i 3 -I 4k -L 24M $VG >/dev/null
 ulvm lvchange -ay $VG/s2 $VG/s3
-ulvmd_start
-ulvmd_mount "$DIR" $VG
-ulvmd_mount -o workers=0 "$DIR0" $VG
+fuse_two_mounts $VG
 
 # runfio FILE BS QD SIZE: random writes with crc32c headers, then every block verified
 runfio() {
@@ -54,15 +47,7 @@ note "s2: the loop's thread ran $((loop / 1000000)) ms, the workers $((work / 10
 runfio "$DIR/$VG/s3" 4k 32 16M
 runfio "$DIR/$VG/s3" 1M 4 24M
 
-for lv in s2 s3; do
-	sum=$(md5sum <"$DIR/$VG/$lv")
-	assert_eq "$sum" "$(md5sum <"$DIR0/$VG/$lv")" "$lv through the workers=0 mount"
-	assert_eq "$sum" "$(ulvm dd if=$VG/$lv bs=1M status=none | md5sum)" "$lv through ulvm dd"
-	if command -v nbdcopy >/dev/null; then
-		assert_eq "$sum" "$(nbdcopy "nbd+unix:///$VG/$lv?socket=$ULVM_RUN_DIR/nbd.sock" - |
-			md5sum)" "$lv over NBD"
-	fi
-done
+fuse_reads_same $VG s2 s3
 # the layout on the stripes: chunk i of s2 at chunk i/2 of stripe i%2 (from its table:
 # "0 LEN striped 2 128 FILE0 START0 FILE1 START1", starts in sectors)
 read -r -a tbl <<<"$("$ULVM" dmsetup table $VG-s2)"
@@ -73,8 +58,5 @@ for i in 0 1 5 100 383; do
 		"chunk $i of s2 on stripe $((i % 2))"
 done
 
-fusermount3 -u "$DIR0"
-fusermount3 -u "$DIR"
-FUSE_MNTS=()
-ulvmd_stop
+fuse_two_umounts
 echo PASS

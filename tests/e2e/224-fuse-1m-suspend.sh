@@ -11,25 +11,12 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
-command -v fio >/dev/null || skip "fio not installed"
 . "$E2E_DIR/fuse_lib.sh"
-fuse_with_ulvmd
+fuse_with_ulvmd fio
 # ----
 
 VG=e2e224
-DIR=$T/mnt
-DIR0=$T/mnt0
-mkimg a 160M
-mkimg b 160M
-ulvm pvcreate "$(img a)" "$(img b)" >/dev/null
-ulvm vgcreate $VG "$(img a)" "$(img b)" >/dev/null
-ulvm lvcreate -n lin -L 24M $VG "$(img a)" >/dev/null
-ulvm lvcreate -n str -i 2 -I 64k -L 24M $VG >/dev/null
-ulvm lvchange -ay $VG/lin $VG/str
-ulvmd_start
-ulvmd_mount "$DIR" $VG
-ulvmd_mount -o workers=0 "$DIR0" $VG
-
+fuse_lin_str $VG 160M 24M
 
 if command -v strace >/dev/null; then
 	# the daemon's reads of /dev/fuse and writes of the replies
@@ -73,8 +60,5 @@ for lv in lin str; do
 	assert_eq "$sum" "$(md5sum <"$DIR0/$VG/$lv")" "$lv through the workers=0 mount"
 done
 
-fusermount3 -u "$DIR0"
-fusermount3 -u "$DIR"
-FUSE_MNTS=()
-ulvmd_stop
+fuse_two_umounts
 echo PASS
