@@ -19,9 +19,10 @@
  * reads nothing from the session; each worker reads from its own clone of /dev/fuse (woken
  * alone: EPOLLEXCLUSIVE), does READ and WRITE of whole sectors that map straight onto backing
  * files (dev_direct_enter: linear and striped targets, not suspended, its gate held until
- * the I/O is done, which a suspend waits for) itself -- at once on page-cache files (pread,
- * pwrite; READs of 64 KiB and more spliced from the page cache into /dev/fuse, splice_reply),
- * on its own io_uring on O_DIRECT ones -- and answers them; every other request it hands
+ * the I/O is done, which a suspend waits for) itself -- at once on page-cache files (READs
+ * answered from the files' mappings in one writev, map_reply; pwrite, or pread where a file
+ * is not mapped), on its own io_uring on O_DIRECT ones -- and answers them; every other
+ * request it hands
  * to the loop's thread (take_forwarded), which runs it through libfuse and the path above. Replies
  * must go back on the descriptor the request came from: fx_io_writev routes them by the
  * request's number. Only the loop's thread calls libfuse; workers touch a file only until
@@ -67,11 +68,10 @@
 
 #define FX_MAX_IO         (1u << 20) /* largest request: a 1 MiB direct I/O is one */
 #define FX_MAX_WORKERS    4u
-#define FX_WORKER_DEPTH   64u         /* requests in flight per worker */
-#define FX_SPLICE_MIN     (64u << 10) /* page-cache READs from 64 KiB: splice_reply */
-#define FX_MAX_PIECES     16u         /* a worker's request on at most 16 runs of backing files */
-#define FX_WORKER_SQES    256u        /* pieces on a worker's ring at once, and its two polls */
-#define FX_MAX_BACKGROUND 128u        /* asynchronous requests the kernel keeps in flight */
+#define FX_WORKER_DEPTH   64u  /* requests in flight per worker */
+#define FX_MAX_PIECES     16u  /* a worker's request on at most 16 runs of backing files */
+#define FX_WORKER_SQES    256u /* pieces on a worker's ring at once, and its two polls */
+#define FX_MAX_BACKGROUND 128u /* asynchronous requests the kernel keeps in flight */
 #define FX_POOL_KEEP      (64ull << 20)
 #define FX_RECV_BATCH     64          /* requests read per readiness event */
 #define FX_KICK_BYTES     (64u << 10) /* kick(): larger batches wait for the end */
@@ -168,9 +168,7 @@ struct fx_worker {
 	struct io_uring ring;
 #endif
 	bool have_ring;
-	bool disabled;       /* created disabled: the worker enables it */
-	int pipe[2];         /* READ replies spliced from page-cache files (splice_reply), or -1 */
-	unsigned pipe_slots; /* its buffers (a page each) */
+	bool disabled; /* created disabled: the worker enables it */
 };
 
 /* A request a worker read and hands to the loop's thread (fuse_session_process_buf). */
@@ -1897,59 +1895,31 @@ static void piece_done(struct fx_worker *w, struct fx_piece *p, int res)
 }
 
 /*
- * A READ answered straight from the page cache of its backing files: the reply's header is
- * written into the worker's pipe, the pieces are spliced in behind it (the pipe then holds
- * references to the files' pages, not copies), and the pipe is spliced into /dev/fuse, where
- * the kernel copies those pages into the reader's buffer: one copy instead of two (pread
- * into a buffer, writev out of it). No reader can see bytes of a later write or of another
- * LV: fuse_dev_splice_write takes the pipe's buffers and copies them into the request
- * (fuse_dev_do_write, no SPLICE_F_MOVE: no page is handed over) before it drops them and
- * returns, also when the request is gone (-ENOENT); so once the splice returns nothing of the
- * files is referenced any more, and the caller leaves the device's gate (which a suspend, an
- * lvreduce's reload or a remove waits for) only after that. Unlike a socket (the NBD export
- * stopped using sendfile for this, e2e 135), nothing keeps the pages after the call. On any
- * failure the pipe is replaced, so nothing is left in it for the next reply. 0, -errno (the
- * caller answers with it) when the file could not be read, or 1 when the reply did not fit in
- * the pipe (non-blocking: the caller copies instead).
+ * A READ answered straight from the page cache of its backing files: one writev of the
+ * reply's header and the pieces' bytes where the files are mapped (bdev_map_read), which the
+ * kernel copies into the reader's buffer: one copy instead of two (pread into a buffer, writev
+ * out of it), one system call. No reader can see bytes of a later write or of another LV: the
+ * kernel copies them into the request (fuse_dev_do_write) before the writev returns, nothing
+ * keeps a reference to the pages, and the caller leaves the device's gate (which a suspend, an
+ * lvreduce's reload or a remove waits for) only after that. Should the copy fault (the file
+ * cut short behind ulvm's back), the kernel fails the request with EIO itself. False when a
+ * piece is not mapped: the caller reads it.
  */
-static void pipe_renew(struct fx_worker *w);
-static unsigned page_size; /* a pipe holds a page per buffer: set by pipe_renew */
-
-static int splice_reply(struct fx_worker *w, uint64_t unique, const struct dev_direct_piece *dp,
-                        unsigned np, uint64_t len)
+static bool map_reply(struct fx_worker *w, uint64_t unique, const struct dev_direct_piece *dp,
+                      unsigned np, uint64_t len)
 {
 	struct fuse_out_header oh = {.len = (uint32_t)(sizeof(oh) + len), .unique = unique};
-	size_t total = sizeof(oh) + (size_t)len;
-	ssize_t r;
-	int e = 0;
+	struct iovec iov[FX_MAX_PIECES + 1] = {{&oh, sizeof(oh)}};
 
-	if (write(w->pipe[1], &oh, sizeof(oh)) != (ssize_t)sizeof(oh)) {
-		e = -EIO; /* cannot happen: an empty pipe */
-		goto broken;
-	}
 	for (unsigned i = 0; i < np; i++) {
-		loff_t off = (loff_t)dp[i].file_offset;
-		uint64_t left = dp[i].len;
-		while (left) {
-			r = splice(dp[i].fd, &off, w->pipe[1], NULL, (size_t)left, 0);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				e = r == 0 ? -EIO : errno == EAGAIN ? 1 : -errno;
-				goto broken;
-			}
-			left -= (uint64_t)r;
-		}
+		if (!dp[i].map)
+			return false;
+		iov[i + 1] = (struct iovec){(void *)(uintptr_t)dp[i].map, (size_t)dp[i].len};
 	}
-	do
-		r = splice(w->pipe[0], NULL, w->fd, NULL, total, 0);
-	while (r < 0 && errno == EINTR);
-	if (r != (ssize_t)total) /* ENOENT: interrupted meanwhile; else the session is over */
-		pipe_renew(w);
-	return 0;
-broken:
-	pipe_renew(w);
-	return e;
+	/* ENOENT: interrupted meanwhile; EFAULT: failed by the kernel; else the session is
+	 * over (the worker sees that at its next read) */
+	(void)!writev(w->fd, iov, (int)np + 1);
+	return true;
 }
 
 /*
@@ -1994,16 +1964,12 @@ static bool worker_io(struct fx_worker *w, const struct fuse_in_header *in, size
 	if (!s || !f || f->cached || !size || size > FX_MAX_IO ||
 	    dev_direct_enter(f->dev, off, size, write, dp, FX_MAX_PIECES, &np))
 		return false;
-	if (!write && w->pipe[0] >= 0 && size >= FX_SPLICE_MIN &&
-	    size / page_size + np + 2 <= w->pipe_slots) {
-		bool cached = true;
-		int r = 1;
-		for (unsigned i = 0; i < np; i++)
-			cached = cached && !dp[i].direct;
-		if (cached && (r = splice_reply(w, in->unique, dp, np, size)) <= 0) {
-			dev_direct_leave(f->dev); /* the pages are copied: see splice_reply */
-			if (r)
-				worker_reply(w, in->unique, r, NULL, 0);
+	if (!write) {
+		/* Answered, the file may be released and freed at once: its device stays
+		 * (what would close it waits for the gate). */
+		struct ulvm_dev *dev = f->dev;
+		if (map_reply(w, in->unique, dp, np, size)) {
+			dev_direct_leave(dev); /* the bytes are copied: see map_reply */
 			return true;
 		}
 	}
@@ -2178,10 +2144,6 @@ static void workers_stop(struct fuse_export *fx)
 			close(w->fd);
 		if (w->epfd >= 0)
 			close(w->epfd);
-		if (w->pipe[0] >= 0) {
-			close(w->pipe[0]);
-			close(w->pipe[1]);
-		}
 		if (w->ring_fd >= 0)
 			close(w->ring_fd);
 		free(w->base);
@@ -2214,36 +2176,6 @@ static int epoll_add_fd(int epfd, int fd, uint32_t events)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
-/* The worker's pipe for splice_reply: 2 MiB where allowed (a 1 MiB reply, its header and
- * its pieces' partial pages; beyond fs.pipe-max-size, 1 MiB, only with CAP_SYS_RESOURCE),
- * else 1 MiB (replies up to about 1000 KiB); none (-1) when it cannot be made: READs that do
- * not fit are copied. */
-static void pipe_renew(struct fx_worker *w)
-{
-	int p[2], sz;
-
-	if (w->pipe[0] >= 0) {
-		close(w->pipe[0]);
-		close(w->pipe[1]);
-	}
-	w->pipe[0] = w->pipe[1] = -1;
-	w->pipe_slots = 0;
-	if (!page_size)
-		page_size = (unsigned)sysconf(_SC_PAGESIZE);
-	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
-		return;
-	if (fcntl(p[0], F_SETPIPE_SZ, 2 << 20) < 0)
-		(void)fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
-	if ((sz = fcntl(p[0], F_GETPIPE_SZ)) <= 0) {
-		close(p[0]);
-		close(p[1]);
-		return;
-	}
-	w->pipe[0] = p[0];
-	w->pipe[1] = p[1];
-	w->pipe_slots = (unsigned)sz / page_size;
-}
-
 static int worker_setup(struct fuse_export *fx, struct fx_worker *w)
 {
 	uint32_t master = (uint32_t)fx->fd;
@@ -2251,7 +2183,6 @@ static int worker_setup(struct fuse_export *fx, struct fx_worker *w)
 
 	w->fx = fx;
 	w->pool.keep = FX_POOL_KEEP / 4;
-	pipe_renew(w);
 	if ((w->fd = open("/dev/fuse", O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0 ||
 	    ioctl(w->fd, FUSE_DEV_IOC_CLONE, &master) < 0)
 		return -errno;
@@ -2305,8 +2236,7 @@ static bool workers_start(struct fuse_export *fx, unsigned n)
 	evloop_work_init(&fx->fwd_work, take_forwarded, fx);
 	fx->nworkers = n;
 	for (unsigned i = 0; i < n; i++)
-		fx->workers[i].fd = fx->workers[i].epfd = fx->workers[i].ring_fd =
-		    fx->workers[i].pipe[0] = fx->workers[i].pipe[1] = -1;
+		fx->workers[i].fd = fx->workers[i].epfd = fx->workers[i].ring_fd = -1;
 	for (unsigned i = 0; i < n && !r; i++)
 		r = worker_setup(fx, &fx->workers[i]);
 	if (!r && (r = fuse_session_custom_io(fx->se, &io, fx->fd)) > 0)
@@ -2361,8 +2291,9 @@ static void fx_init(void *userdata, struct fuse_conn_info *conn)
 	/* O_TRUNC reaches open(), which ignores it (the size is the volume's). */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
 		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
-	/* libfuse's own splicing off: the workers splice READ replies themselves (splice_reply),
-	 * never with SPLICE_F_MOVE. WRITE payloads are read, not spliced: for direct I/O the
+	/* libfuse's own splicing off: the workers answer READs from the files' mappings
+	 * (map_reply, one copy as a splice; a 1 MiB reply does not fit in a pipe of
+	 * fs.pipe-max-size, 1 MiB). WRITE payloads are read, not spliced: for direct I/O the
 	 * kernel copies the writer's pages into the pipe too (fuse_copy_folio: "can't control
 	 * lifetime of pipe buffers"), so a splice would save no copy. */
 	conn->want &= ~(unsigned)(FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -350,10 +351,35 @@ void bdev_close(struct bdev *bd)
 	for (unsigned i = 0; i < bd->nparts; i++)
 		bdev_close(bd->parts[i]);
 	free(bd->parts);
+	if (bd->map && bd->map != MAP_FAILED)
+		munmap(bd->map, (size_t)bd->size);
 	if (bd->fd >= 0)
 		close(bd->fd);
 	free(bd->path);
 	free(bd);
+}
+
+#define BDEV_MAP_MAX (1ull << 40) /* address space, not memory: pages map as they are used */
+
+const void *bdev_map_read(struct bdev *bd)
+{
+	void *m = __atomic_load_n(&bd->map, __ATOMIC_ACQUIRE), *none = NULL;
+
+	if (!m) {
+		if (bd->direct || bd->is_blockdev || bd->fd < 0 || bd->nparts || bd->base ||
+		    !bd->size || bd->size > BDEV_MAP_MAX || sizeof(void *) < 8)
+			m = MAP_FAILED;
+		else
+			m = mmap(NULL, (size_t)bd->size, PROT_READ, MAP_SHARED, bd->fd, 0);
+		/* Two threads at once: the first mapping stays, the other is undone. */
+		if (!__atomic_compare_exchange_n(&bd->map, &none, m, false, __ATOMIC_ACQ_REL,
+		                                 __ATOMIC_ACQUIRE)) {
+			if (m != MAP_FAILED)
+				munmap(m, (size_t)bd->size);
+			m = none;
+		}
+	}
+	return m == MAP_FAILED ? NULL : m;
 }
 
 static bool direct_ok(const struct bdev *bd, const void *buf, size_t len, uint64_t off)

@@ -36,6 +36,7 @@ struct bdev {
 	 * first part's, so a device that grows by a part at its end keeps its identity. */
 	struct bdev **parts;
 	unsigned nparts;
+	void *map; /* bdev_map_read: NULL not tried yet, MAP_FAILED none (atomic) */
 };
 
 int bdev_open(const char *path, unsigned flags, struct bdev **out);
@@ -49,6 +50,15 @@ int bdev_open_slice(const char *path, unsigned flags, uint64_t base, uint64_t si
  * same synchronous calls: a thin pool's metadata on an LV of several segments. Takes the
  * parts (closed with it, or at once when this fails); read-only if any part is. */
 int bdev_open_concat(const char *name, struct bdev **parts, unsigned n, struct bdev **out);
+
+/* A read-only shared mapping of all `size` bytes of a regular file opened without O_DIRECT
+ * (its page cache), made the first time it is asked for (any thread may ask), unmapped by
+ * bdev_close(): for an export that hands a file's bytes to the kernel straight from there
+ * (a writev to /dev/fuse copies them once, as a splice would) and never reads them itself (a
+ * file shrunk behind ulvm's back would fault: the kernel's copy fails instead). NULL where
+ * there is none: a block device, O_DIRECT, a slice or concatenation, an empty file or one of
+ * more than 1 TiB, a failed mmap. */
+const void *bdev_map_read(struct bdev *bd);
 
 /* Whole-range I/O: short transfers are retried; a range past the end is -ENOSPC/-EIO. */
 int bdev_read(struct bdev *bd, void *buf, size_t len, uint64_t offset);

@@ -308,11 +308,18 @@ int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool w
 	if ((r = dm_direct_enter(dev->md, offset, len, write, p, MIN(max, DEV_DIRECT_MAX_PIECES),
 	                         &n)))
 		return r;
-	for (unsigned i = 0; i < n; i++)
-		pieces[i] = (struct dev_direct_piece){.fd = p[i].bd->fd,
-		                                      .direct = p[i].bd->direct,
-		                                      .file_offset = p[i].bd_offset,
-		                                      .len = p[i].len};
+	for (unsigned i = 0; i < n; i++) {
+		struct bdev *bd = p[i].bd;
+		const uint8_t *map = write || bd->direct ? NULL : bdev_map_read(bd);
+
+		pieces[i] = (struct dev_direct_piece){
+		    .fd = bd->fd,
+		    .direct = bd->direct,
+		    .file_offset = p[i].bd_offset,
+		    .len = p[i].len,
+		    .map =
+		        map && p[i].bd_offset + p[i].len <= bd->size ? map + p[i].bd_offset : NULL};
+	}
 	*npieces = n;
 	return 0;
 }

@@ -126,6 +126,9 @@ struct dev_direct_piece {
 	int fd;
 	bool direct;
 	uint64_t file_offset, len;
+	/* A read's bytes in the page-cache file's shared mapping (bdev_map_read), for the
+	 * kernel to copy from (a writev) while inside the gate; NULL: pread them. */
+	const uint8_t *map;
 };
 #define DEV_DIRECT_MAX_PIECES 64u
 int dev_direct_enter(struct ulvm_dev *dev, uint64_t offset, uint64_t len, bool write,

@@ -1,12 +1,12 @@
 #!/bin/bash
-# READs the FUSE workers answer by splicing from the backing file's page cache never show
-# bytes that are not the LV's: readers loop over the last 8 MiB of an LV through its FUSE file
-# (O_DIRECT, 64 KiB and 256 KiB reads, both spliced) while `lvreduce -f` takes those 8 MiB
-# away, a new LV is created on exactly those extents and filled with another pattern, through
-# FUSE (the workers) and `ulvm dd`. Every read that returns data returns the old LV's
-# pattern; once reduced, reads past the new end return nothing. A reader of the new LV, once
-# it is written, sees its pattern only while it is written again, and both LVs then read back
-# as written (md5, through FUSE and `ulvm dd`).
+# READs the FUSE workers answer straight from the backing file's page cache (a file on tmpfs:
+# from its mapping, map_reply) never show bytes that are not the LV's: readers loop over the
+# last 8 MiB of an LV through its FUSE file (O_DIRECT, 64 KiB and 256 KiB reads) while
+# `lvreduce -f` takes those 8 MiB away, a new LV is created on exactly those extents and
+# filled with another pattern, through FUSE (the workers) and `ulvm dd`. Every read that
+# returns data returns the old LV's pattern; once reduced, reads past the new end return
+# nothing. A reader of the new LV, once it is written, sees its pattern only while it is
+# written again, and both LVs then read back as written (md5, through FUSE and `ulvm dd`).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
