@@ -19,7 +19,10 @@
  * io_uring as pieces that are all in flight together, as the kernel's block layer and qemu split
  * one: the device sees queue depth, and on a page-cache file (tmpfs) the kernel's workers copy the
  * pieces in parallel. It completes once, when its last piece does, with the first error;
- * a short piece sends it down once more unsplit. Smaller requests keep their one call.
+ * a short piece sends it down once more unsplit. Smaller requests keep their one call, and
+ * so does every request on a page-cache file of a memory file system (tmpfs) unless a piece
+ * size is set explicitly: there one pread/pwrite costs less CPU and no more wall time
+ * (docs/BENCHMARKS.md, seed004).
  *
  * Deferred work (io_work): a function queued with io_engine_queue_work() runs from the next
  * io_engine_poll(), before the queued requests are issued; an event loop sees it through
@@ -160,6 +163,11 @@ unsigned io_engine_inflight(const struct io_engine *e);
 
 /* The method used for `bd` (for reports). */
 enum io_method io_engine_method(const struct io_engine *e, const struct bdev *bd);
+/* Whether a READ or WRITE of one buffer of `len` bytes on `bd` goes down in pieces (see
+ * "Large requests"): on a page-cache file of a memory file system only when a piece size was
+ * asked for (io_engine_opts.piece_bytes, $ULVM_IO_PIECE_BYTES), since one call is the
+ * cheaper there. */
+bool io_engine_in_pieces(struct io_engine *e, struct bdev *bd, uint64_t len);
 const char *io_method_name(enum io_method m);
 
 #endif

@@ -769,6 +769,48 @@ static void test_pieces(void **state)
 	free(back);
 }
 
+/* Which large requests go down in pieces: on a page-cache file of tmpfs, one call unless a
+ * piece size is asked for (the pieces cost more there); on the disk, pieces wherever the ring
+ * is used. Either way a large write and read of the whole device move every byte. */
+static void test_pieces_where(void **state)
+{
+	struct env *env = *state;
+	const struct config *cfg = env->cfg;
+	bool memory = !strcmp(cfg->dir, "/dev/shm");
+	struct io_engine_opts asked = {.method = cfg->method, .piece_bytes = IO_PIECE_BYTES};
+	struct io_engine *saved = env->e, *with_size;
+	uint8_t *big = bdev_alloc_buffer(DEV_SIZE), *back = bdev_alloc_buffer(DEV_SIZE);
+#ifdef HAVE_LIBURING
+	bool ring = cfg->method != IO_METHOD_SYNC; /* setup found io_uring */
+#else
+	bool ring = false;
+#endif
+	/* AUTO on tmpfs: a page-cache file (never opened O_DIRECT there) */
+	bool by_default = ring && !(memory && cfg->method == IO_METHOD_AUTO);
+
+	assert_non_null(big);
+	assert_non_null(back);
+	assert_false(io_engine_in_pieces(env->e, env->bd, IO_PIECE_BYTES));
+	assert_int_equal(io_engine_in_pieces(env->e, env->bd, 64u << 20), by_default);
+	assert_int_equal(io_engine_new(&asked, &with_size), 0);
+	assert_int_equal(io_engine_in_pieces(with_size, env->bd, 64u << 20), ring);
+	for (int k = 0; k < 2; k++) {
+		env->e = k ? with_size : saved;
+		fill_random(big, DEV_SIZE);
+		assert_int_equal(do_io(env, IO_OP_WRITE, 0, 0, DEV_SIZE, big), 0);
+		memset(back, 0, DEV_SIZE);
+		assert_int_equal(do_io(env, IO_OP_READ, 0, 0, DEV_SIZE, back), 0);
+		assert_memory_equal(back, big, DEV_SIZE);
+		assert_int_equal(bdev_read(env->bd, back, DEV_SIZE, 0), 0);
+		assert_memory_equal(back, big, DEV_SIZE);
+	}
+	memcpy(env->ref, big, DEV_SIZE);
+	env->e = saved;
+	io_engine_free(with_size);
+	free(big);
+	free(back);
+}
+
 /* FUA on DISCARD and WRITE_ZEROES: the engine adds the fdatasync, the result is the op's. */
 static void test_fua_discard_zeroes(void **state)
 {
@@ -1100,6 +1142,8 @@ static const struct config configs[] = {
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_vectored, setup, teardown, (void *)cfg), \
 	    cmocka_unit_test_prestate_setup_teardown(test_pieces, setup, teardown, (void *)cfg),   \
+	    cmocka_unit_test_prestate_setup_teardown(test_pieces_where, setup, teardown,           \
+	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_fua_discard_zeroes, setup, teardown,     \
 	                                             (void *)cfg),                                 \
 	    cmocka_unit_test_prestate_setup_teardown(test_deferred_work, setup, teardown,          \
