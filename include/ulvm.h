@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -180,6 +181,26 @@ struct ulvm_label_info {
 	} mdas[2];
 };
 int ulvm_dev_label_info(struct ulvm_ctx *ctx, size_t index, struct ulvm_label_info *out);
+/* pvck --dump and --repairtype, as LVM2's: the headers and metadata of one device or image
+ * file read raw (they may be damaged), LVM2's lines on `out` and its errors and warnings on
+ * `err`. 0, or a negative errno once the messages are out. */
+struct ulvm_pvck_opts {
+	const char *file;            /* -f: the metadata file to write (dump) or read (repair) */
+	const char *const *settings; /* each --settings "key=value ..." */
+	size_t nsettings;
+	uint64_t labelsector; /* --labelsector: 1 by default */
+	int mda_num;          /* --pvmetadatacopies as the area to dump: 0 = not given */
+	bool verbose, yes, test;
+	/* A question LVM2 asks before writing: 'y' or 'n' (NULL: always 'n'). */
+	int (*ask)(const char *question);
+};
+/* `what`: headers, metadata, metadata_all, metadata_search, metadata_area, backup_to_raw
+ * (which reads no device: `path` may be NULL). */
+int ulvm_pvck_dump(const char *path, const char *what, const struct ulvm_pvck_opts *o, FILE *out,
+                   FILE *err);
+/* `what`: label_header, pv_header or metadata; NULL for --repair (pv_header, then metadata). */
+int ulvm_pvck_repair(const char *path, const char *what, const struct ulvm_pvck_opts *o, FILE *out,
+                     FILE *err);
 /* Log (once per context) each damaged label or metadata area the scan found: all of them,
  * or those on the PVs of `vg`. Reading a VG does this for its own PVs. */
 void ulvm_report_problems(struct ulvm_ctx *ctx, const struct ulvm_vg *vg);

@@ -7,6 +7,7 @@
 #ifndef ULVM_CLI_H
 #define ULVM_CLI_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -63,6 +64,14 @@ struct command {
 };
 
 /* main.c */
+/* Every command's getopt_long: the same, but an option getopt refuses (and says so) is
+ * remembered, so that an LVM2-named command that then exits 3 adds LVM2's "Error during
+ * parsing of command line." (cli_run). */
+int cli_getopt_long(int argc, char *const *argv, const char *shortopts,
+                    const struct option *longopts, int *longind);
+#define getopt_long(...) cli_getopt_long(__VA_ARGS__)
+/* "  Error during parsing of command line.", once per command */
+void cli_parse_error(void);
 int cli_open_ctx(struct cli *c);
 int cli_fail(int err); /* print ulvm_last_error() as one line; return ECMD_FAILED */
 /* LVM2's verbose messages: printed (to stderr) from -v repeated `level` times up. */
@@ -91,6 +100,7 @@ int cli_each_vg(struct cli *c, char *const *args, int nargs, enum ulvm_lock_mode
 
 /* help.c: usage (LVM2's layout) and man pages, from one table of every command. */
 bool help_wanted(int argc, char **argv); /* -h, --help, -? or --longhelp before "--" */
+bool help_lvm_named(const char *name);   /* a command of LVM2's, not a tool of ulvm's own */
 int help_command(const char *name, FILE *f);
 int help_man(const char *page, FILE *f); /* "ulvm", "ulvmd", "ulvm-CMD" or "CMD" */
 void help_pages(FILE *f);                /* the names of every man page, one a line */

@@ -579,7 +579,7 @@ static int parse_type(const char *arg, enum conf_type *t)
 			return 0;
 		}
 	fprintf(stderr, "  Invalid argument for --typeconfig: %s\n", arg);
-	fprintf(stderr, "  Error during parsing of command line.\n");
+	cli_parse_error();
 	return -EINVAL;
 }
 

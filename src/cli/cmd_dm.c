@@ -573,7 +573,7 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			if (!ok) {
 				fprintf(stderr, "  Invalid argument for --%s: %s\n",
 				        opt == 'l' ? "logicalvolume" : "resizeable", optarg);
-				fprintf(stderr, "  Error during parsing of command line.\n");
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			if (opt == 'l')

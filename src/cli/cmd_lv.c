@@ -1241,7 +1241,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 			if (strcmp(optarg, "r") && strcmp(optarg, "rw")) {
 				fprintf(stderr, "  Invalid argument for --permission: %s\n",
 				        optarg);
-				fprintf(stderr, "  Error during parsing of command line.\n");
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			perm = optarg;
@@ -1254,7 +1254,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		if (opt == 8002) {
 			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
 				fprintf(stderr, "  Invalid argument for --monitor: %s\n", optarg);
-				fprintf(stderr, "  Error during parsing of command line.\n");
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			monitor = optarg;
@@ -1587,10 +1587,8 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			errno = 0;
 			n = strtoul(v, &end, 10);
 			if (!isdigit((unsigned char)*v) || *end || errno || n > UINT32_MAX) {
-				fprintf(stderr,
-				        "  Invalid argument for --interval: %s\n"
-				        "  Error during parsing of command line.\n",
-				        optarg);
+				fprintf(stderr, "  Invalid argument for --interval: %s\n", optarg);
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			merge_poll.interval = (unsigned)n;

@@ -32,7 +32,7 @@ static int parse_readahead(const char *arg, uint32_t *out)
 		if (arg[0] != '-' && arg[0] != '+' && !(arg[0] >= '0' && arg[0] <= '9'))
 			fprintf(stderr, "  Size requires number argument.\n");
 		fprintf(stderr, "  Invalid argument for --readahead: %s\n", arg);
-		fprintf(stderr, "  Error during parsing of command line.\n");
+		cli_parse_error();
 		return -EINVAL;
 	}
 	*out = (uint32_t)s;
@@ -46,7 +46,7 @@ static int yes_no(const char *opt, const char *arg, int *out)
 		return 0;
 	}
 	fprintf(stderr, "  Invalid argument for --%s: %s\n", opt, arg);
-	fprintf(stderr, "  Error during parsing of command line.\n");
+	cli_parse_error();
 	return -EINVAL;
 }
 
@@ -57,7 +57,7 @@ static int number(const char *opt, const char *arg, int *out)
 
 	if (!*arg || *end || v < 0 || v > 0x7fffffff) {
 		fprintf(stderr, "  Invalid argument for --%s: %s\n", opt, arg);
-		fprintf(stderr, "  Error during parsing of command line.\n");
+		cli_parse_error();
 		return -EINVAL;
 	}
 	*out = (int)v;
@@ -76,7 +76,7 @@ int cli_settings_opt(struct cli_settings *s, int opt, const char *arg)
 	case 'p':
 		if (strcmp(arg, "r") && strcmp(arg, "rw")) {
 			fprintf(stderr, "  Invalid argument for --permission: %s\n", arg);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return -1;
 		}
 		s->perm = arg;
@@ -106,7 +106,7 @@ int cli_settings_opt(struct cli_settings *s, int opt, const char *arg)
 		    strcmp(arg, "anywhere") && strcmp(arg, "inherit")) {
 			fprintf(stderr, "  Unrecognised allocation policy %s\n", arg);
 			fprintf(stderr, "  Invalid argument for --alloc: %s\n", arg);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return -1;
 		}
 		/* LVM2 records cling_by_tags as cling (ulvm has no cling_tag_list either) */

@@ -400,7 +400,7 @@ int report_opt(struct cli *c, int opt, const char *arg)
 			c->json = c->json_std = true;
 		else if (strcmp(arg, "basic")) {
 			fprintf(stderr, "  Invalid argument for --reportformat: %s\n", arg);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return -1;
 		}
 		return 1;
@@ -496,7 +496,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 				        argv[optind - 1]);
 			else
 				fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], opt);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return EINVALID_CMD_LINE;
 		}
 		if (opt == 3011) {
@@ -506,7 +506,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 			if (!known) {
 				fprintf(stderr, "  Invalid argument for --configreport: %s\n",
 				        optarg);
-				fprintf(stderr, "  Error during parsing of command line.\n");
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			other = !strstr(own[type], optarg);
@@ -629,7 +629,7 @@ int cli_display_opts(struct cli *c, int argc, char **argv, enum report_type type
 				        argv[optind - 1]);
 			else if (opt != '?') /* else getopt said which */
 				fprintf(stderr, "%s: invalid option -- '%c'\n", argv[0], opt);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return EINVALID_CMD_LINE;
 		}
 		report_only |= display_report_only(type, opt);
@@ -822,20 +822,185 @@ int cmd_pvdisplay(struct cli *c, int argc, char **argv)
 	return bad ? ECMD_FAILED : ECMD_PROCESSED;
 }
 
+/* LVM2's pvck command forms: what is said of the one a command line comes nearest to. */
+enum pvck_form { PVCK_CHECK, PVCK_DUMP, PVCK_REPAIRTYPE, PVCK_REPAIR };
+static const char *const pvck_forms[][2] = {
+    {"pvck PV ...", "Check for metadata on a device"},
+    {"pvck --dump headers|metadata|metadata_all|metadata_search PV",
+     "Check and print LVM headers and metadata on a device"},
+    {"pvck --repairtype pv_header|metadata|label_header PV",
+     "Repair LVM headers or metadata on a device"},
+    {"pvck --repair -f|--file String PV", "Repair LVM headers and metadata on a device"},
+};
+
+static int pvck_no_syntax(enum pvck_form f)
+{
+	fprintf(stderr, "  No command with matching syntax recognised.  Run 'pvck --help' for more "
+	                "information.\n");
+	if (f == PVCK_CHECK)
+		return EINVALID_CMD_LINE;
+	fprintf(stderr, "  Nearest similar command has syntax:\n");
+	fflush(stderr);
+	printf("  %s\n  %s\n\n", pvck_forms[f][0], pvck_forms[f][1]);
+	return EINVALID_CMD_LINE;
+}
+
+static int pvck_bad_arg(const char *opt, const char *arg)
+{
+	fprintf(stderr, "  Invalid argument for --%s: %s\n", opt, arg);
+	cli_parse_error();
+	return EINVALID_CMD_LINE;
+}
+
+static int pvck_repeated(const char *opt)
+{
+	fprintf(stderr, "  Option %s may not be repeated.\n", opt);
+	cli_parse_error();
+	return EINVALID_CMD_LINE;
+}
+
+/* --dump or --repairtype: given once, one of `list` */
+static int pvck_choice(const char **dst, const char *opt, const char *v, const char *const *list)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "--%s", opt);
+	if (*dst)
+		return pvck_repeated(name);
+	for (; *list; list++)
+		if (!strcmp(v, *list)) {
+			*dst = v;
+			return 0;
+		}
+	return pvck_bad_arg(opt, v);
+}
+
+static int cli_yes_no_question(const char *question)
+{
+	return cli_yes_no("%s", question);
+}
+
+/* The --dump and --repair forms: one PV, read raw by the library. */
+static int pvck_raw(struct cli *c, enum pvck_form form, const char *value, int argc, char **argv,
+                    struct ulvm_pvck_opts *o)
+{
+	int r;
+
+	if (optind >= argc)
+		return pvck_no_syntax(form);
+	if (optind + 1 < argc) {
+		fprintf(stderr, "  Command does not accept argument: %s.\n", argv[optind + 1]);
+		return EINVALID_CMD_LINE;
+	}
+	o->yes = c->yes;
+	o->test = c->test;
+	o->verbose = c->verbose;
+	o->ask = cli_yes_no_question;
+	if (form == PVCK_DUMP)
+		r = ulvm_pvck_dump(argv[optind], value, o, stdout, stderr);
+	else
+		r = ulvm_pvck_repair(argv[optind], form == PVCK_REPAIR ? NULL : value, o, stdout,
+		                     stderr);
+	return r ? ECMD_FAILED : ECMD_PROCESSED;
+}
+
 int cmd_pvck(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"dump", required_argument, NULL, 4000}, {0}};
+	enum { O_DUMP = 4000, O_SETTINGS, O_PVMDAS, O_LABELSECTOR, O_REPAIRTYPE, O_REPAIR };
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"dump", required_argument, NULL, O_DUMP},
+	                                   {"file", required_argument, NULL, 'f'},
+	                                   {"settings", required_argument, NULL, O_SETTINGS},
+	                                   {"pvmetadatacopies", required_argument, NULL, O_PVMDAS},
+	                                   {"labelsector", required_argument, NULL, O_LABELSECTOR},
+	                                   {"repairtype", required_argument, NULL, O_REPAIRTYPE},
+	                                   {"repair", no_argument, NULL, O_REPAIR},
+	                                   {0}};
+	static const char *const dumps[] = {
+	    "headers",       "metadata", "metadata_all", "metadata_search", "metadata_area",
+	    "backup_to_raw", NULL};
+	static const char *const repairs[] = {"label_header", "pv_header", "metadata", NULL};
+	const char *settings[32], *dump = NULL, *repairtype = NULL;
+	struct ulvm_pvck_opts o = {.settings = settings, .labelsector = 1};
+	bool repair = false, labelsector_set = false;
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
 	int opt, r, rc = ECMD_PROCESSED;
+	char *end;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
-		if (opt == 4000)
+	while ((opt = getopt_long(argc, argv, "f:yvqhdt", lo, NULL)) != -1) {
+		switch (opt) {
+		case O_DUMP:
+			if ((r = pvck_choice(&dump, "dump", optarg, dumps)))
+				return r;
 			continue;
-		if (cli_common_opt(c, opt, optarg) != 1)
+		case O_REPAIRTYPE:
+			if ((r = pvck_choice(&repairtype, "repairtype", optarg, repairs)))
+				return r;
+			continue;
+		case O_REPAIR:
+			repair = true;
+			continue;
+		case 'f':
+			if (!optarg) /* --force: LVM2's pvck has no such option */
+				break;
+			if (o.file)
+				return pvck_repeated("-f/--file");
+			o.file = optarg;
+			continue;
+		case O_SETTINGS:
+			if (o.nsettings < ARRAY_SIZE(settings))
+				settings[o.nsettings++] = optarg;
+			continue;
+		case O_PVMDAS:
+			if (o.mda_num)
+				return pvck_repeated("--pvmetadatacopies");
+			if (strcmp(optarg, "0") && strcmp(optarg, "1") && strcmp(optarg, "2"))
+				return pvck_bad_arg("pvmetadatacopies", optarg);
+			o.mda_num = optarg[0] - '0';
+			/* 0 is given yet asks for no area in particular: as not given */
+			continue;
+		case O_LABELSECTOR:
+			if (labelsector_set)
+				return pvck_repeated("--labelsector");
+			errno = 0;
+			o.labelsector = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-')
+				return pvck_bad_arg("labelsector", optarg);
+			labelsector_set = true;
+			continue;
+		}
+		if (opt == 'f' || cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
+	if (dump && repairtype) {
+		fprintf(stderr, "  Command does not accept option: --repairtype %s.\n", repairtype);
+		return EINVALID_CMD_LINE;
+	}
+	if (dump || repairtype || (repair && o.file)) {
+		enum pvck_form f = dump ? PVCK_DUMP : repairtype ? PVCK_REPAIRTYPE : PVCK_REPAIR;
+		if (repair && f != PVCK_REPAIR) {
+			fprintf(stderr, "  Command does not accept option: --repair.\n");
+			return EINVALID_CMD_LINE;
+		}
+		return pvck_raw(c, f, dump ? dump : repairtype, argc, argv, &o);
+	}
+	if (repair) {
+		if (optind >= argc)
+			return pvck_no_syntax(PVCK_REPAIR);
+		fprintf(stderr, "  Command does not accept option: --repair.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (o.file) {
+		fprintf(stderr, "  Command does not accept option: --file %s.\n", o.file);
+		return EINVALID_CMD_LINE;
+	}
+	if (o.nsettings) {
+		fprintf(stderr, "  Command does not accept option: --settings.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (optind >= argc)
+		return pvck_no_syntax(PVCK_CHECK);
 	c->silent_scan = true;
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);

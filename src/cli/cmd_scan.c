@@ -23,7 +23,7 @@ static int parse_plain(struct cli *c, int argc, char **argv, const char *shortop
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == '?') { /* getopt said which; LVM2 adds this */
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return EINVALID_CMD_LINE;
 		}
 		if (!own || own(c, opt, arg))

@@ -41,7 +41,7 @@ static bool parse_number(const char *s, uint32_t *out)
 static int bad_arg(const char *option, const char *arg)
 {
 	fprintf(stderr, "  Invalid argument for --%s: %s\n", option, arg);
-	fprintf(stderr, "  Error during parsing of command line.\n");
+	cli_parse_error();
 	return EINVALID_CMD_LINE;
 }
 
@@ -116,7 +116,7 @@ int cmd_vgsplit(struct cli *c, int argc, char **argv)
 			if (strcmp(optarg, "lvm2") && strcmp(optarg, "2")) {
 				fprintf(stderr, "  Invalid argument for --metadatatype: %s\n",
 				        optarg);
-				fprintf(stderr, "  Error during parsing of command line.\n");
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			break;
@@ -132,7 +132,7 @@ int cmd_vgsplit(struct cli *c, int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return EINVALID_CMD_LINE;
 		}
 	}
@@ -183,7 +183,7 @@ int cmd_vgmerge(struct cli *c, int argc, char **argv)
 				return EINVALID_CMD_LINE;
 			break;
 		default:
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return EINVALID_CMD_LINE;
 		}
 	}

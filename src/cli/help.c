@@ -278,11 +278,32 @@ static const struct help_cmd help_cmds[] = {
           {0, "readonly", NULL, "Read the metadata without locks, the devices read-only.", 0},
           O_SELECT, O_UNITS),
      "Prints each PV's attributes in LVM2's pvdisplay layout."},
-    {"pvck", "Check metadata on physical volumes", STYLE_LVM, FORMS({NULL, "PV ...", NULL}),
-     OPTS({0, "dump", "headers|metadata|metadata_all|metadata_search",
-           "Accepted for LVM2 compatibility.", 0}),
+    {"pvck", "Check metadata on physical volumes", STYLE_LVM,
+     FORMS({"Check for metadata on a device", "PV ...", NULL},
+           {"Check and print LVM headers and metadata on a device",
+            "--dump headers|metadata|metadata_all|metadata_search PV", NULL},
+           {"Repair LVM headers or metadata on a device",
+            "--repairtype pv_header|metadata|label_header PV", NULL},
+           {"Repair LVM headers and metadata on a device", "--repair -f|--file String PV", NULL}),
+     OPTS({'f', "file", "String",
+           "--dump: write the metadata text (or area) to this new file instead of printing it; "
+           "repair: the metadata text (raw, or a vgcfgbackup file) to write.",
+           (1u << 1) | (1u << 2)},
+          {0, "settings", "String",
+           "\"key=value ...\" of mda_num, mda_offset, mda_size, mda2_offset, mda2_size, "
+           "metadata_offset, seqno, backup_file (--dump backup_to_raw), pv_uuid, device_size, "
+           "data_offset; repeatable.",
+           (1u << 1) | (1u << 2) | (1u << 3)},
+          {0, "pvmetadatacopies", "0|1|2", "The metadata area to dump (as mda_num).", 1u << 1},
+          {0, "labelsector", "Number", "The sector of the label (default 1).", FORM_NONE}),
      "Checks the PV label, the metadata area headers and the metadata text of each device and "
-     "reports what is damaged."},
+     "reports what is damaged.\n\n--dump prints the on-disk headers and fields (headers), the "
+     "current metadata text (metadata), every copy of it found in an area (metadata_all, and "
+     "metadata_search without trusting the headers), the area itself (metadata_area, into -f) "
+     "or a backup file as raw text (backup_to_raw), as LVM2's pvck does, damaged or not.\n\n"
+     "--repairtype label_header rewrites the label header; pv_header rewrites the label and "
+     "PV headers from the metadata in -f (or --settings); metadata writes the text of -f and a "
+     "new mda_header into each metadata area; --repair does pv_header, then metadata."},
     {"vgcreate", "Create a volume group", STYLE_LVM, FORMS({NULL, "VG_new PV ...", NULL}),
      OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT,
           {'s', "physicalextentsize", "Size[m|UNIT]", "The extent size (default 4 MiB).", 0},
@@ -813,6 +834,13 @@ static const struct help_cmd *help_find(const char *name)
 		if (!strcmp(help_cmds[i].name, name))
 			return &help_cmds[i];
 	return NULL;
+}
+
+bool help_lvm_named(const char *name)
+{
+	const struct help_cmd *h = help_find(name);
+
+	return h && h->style == STYLE_LVM;
 }
 
 static bool in_form(const struct help_opt *o, size_t form)

@@ -109,6 +109,26 @@ void cli_verbose(const struct cli *c, int level, const char *fmt, ...)
 	va_end(ap);
 }
 
+static bool cli_getopt_failed, cli_parse_error_said;
+
+int cli_getopt_long(int argc, char *const *argv, const char *shortopts,
+                    const struct option *longopts, int *longind)
+{
+	int r = (getopt_long)(argc, argv, shortopts, longopts, longind);
+
+	/* opterr 0: a command's look ahead at its options, which says nothing */
+	if ((r == '?' || r == ':') && opterr)
+		cli_getopt_failed = true;
+	return r;
+}
+
+void cli_parse_error(void)
+{
+	if (!cli_parse_error_said)
+		fprintf(stderr, "  Error during parsing of command line.\n");
+	cli_parse_error_said = true;
+}
+
 int cli_common_opt(struct cli *c, int opt, const char *arg)
 {
 	switch (opt) {
@@ -144,7 +164,7 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 	case 'A': /* -A|--autobackup y|n: n skips the archive and the backup, as in LVM2 */
 		if (strcmp(arg, "y") && strcmp(arg, "n")) {
 			fprintf(stderr, "  Invalid argument for --autobackup: %s\n", arg);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return -1;
 		}
 		c->no_autobackup = !strcmp(arg, "n");
@@ -154,7 +174,7 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 	case 1014: /* --reportformat of a change command */
 		if (strcmp(arg, "basic") && strcmp(arg, "json") && strcmp(arg, "json_std")) {
 			fprintf(stderr, "  Invalid argument for --reportformat: %s\n", arg);
-			fprintf(stderr, "  Error during parsing of command line.\n");
+			cli_parse_error();
 			return -1;
 		}
 		c->change_json = strcmp(arg, "basic") != 0;
@@ -439,7 +459,11 @@ int cli_run(const char *name, int argc, char **argv)
 		bool logged = change_logged(name) && cmdlog_conf.report;
 		if (logged)
 			cmdlog_begin(&c);
+		cli_getopt_failed = cli_parse_error_said = false;
 		rc = commands[i].fn(&c, argc, argv);
+		/* LVM2's line after getopt's about an unknown option or a missing argument */
+		if (rc == EINVALID_CMD_LINE && cli_getopt_failed && help_lvm_named(name))
+			cli_parse_error();
 		/* a change command's JSON report is its log report: empty without
 		 * log/report_command_log */
 		if (logged)

@@ -2635,7 +2635,7 @@ int cmd_fullreport(struct cli *c, int argc, char **argv)
 			if (cur == -2) {
 				fprintf(stderr, "  Invalid argument for --configreport: %s\n",
 				        optarg);
-				fprintf(stderr, "  Error during parsing of command line.\n");
+				cli_parse_error();
 				return EINVALID_CMD_LINE;
 			}
 			continue;
