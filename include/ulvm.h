@@ -191,6 +191,7 @@ struct ulvm_pvck_opts {
 	uint64_t labelsector; /* --labelsector: 1 by default */
 	int mda_num;          /* --pvmetadatacopies as the area to dump: 0 = not given */
 	bool verbose, yes, test;
+	const char *devices; /* repair: the other devices (comma list) a PV UUID must not be on */
 	/* A question LVM2 asks before writing: 'y' or 'n' (NULL: always 'n'). */
 	int (*ask)(const char *question);
 };

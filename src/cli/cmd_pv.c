@@ -895,6 +895,7 @@ static int pvck_raw(struct cli *c, enum pvck_form form, const char *value, int a
 	o->yes = c->yes;
 	o->test = c->test;
 	o->verbose = c->verbose;
+	o->devices = c->devices;
 	o->ask = cli_yes_no_question;
 	if (form == PVCK_DUMP)
 		r = ulvm_pvck_dump(argv[optind], value, o, stdout, stderr);

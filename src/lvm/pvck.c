@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../util/util.h"
+#include "label.h"
 #include "lvm.h"
 #include "mda.h"
 #include "text.h"
@@ -101,6 +102,18 @@ static uint64_t rd64(const uint8_t *p)
 	le64 v;
 	memcpy(&v, p, sizeof(v));
 	return le64_to_cpu(v);
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+	le32 x = cpu_to_le32(v);
+	memcpy(p, &x, sizeof(x));
+}
+
+static void wr64(uint8_t *p, uint64_t v)
+{
+	le64 x = cpu_to_le64(v);
+	memcpy(p, &x, sizeof(x));
 }
 
 static bool read_bytes(struct pvck *pc, uint64_t off, size_t len, void *buf)
@@ -1259,7 +1272,12 @@ static int pvck_open(struct pvck *pc, const char *path, bool write)
 	pc->path = path;
 	pc->fd = -1;
 	if (stat(path, &st) < 0) {
-		complain(pc, "Cannot access %s.", path);
+		if (write) { /* a repair sets the device up first */
+			complain(pc, "Cannot access device %s.", path);
+			complain(pc, "Failed to set up device %s.", path);
+		} else {
+			complain(pc, "Cannot access %s.", path);
+		}
 		return -ENOENT;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
@@ -1326,13 +1344,547 @@ int ulvm_pvck_dump(const char *path, const char *what, const struct ulvm_pvck_op
 	return pvck_done(&pc, r);
 }
 
+/* ---- repair ---------------------------------------------------------------------------- */
+
+/* -f of a repair: the raw text to write (a vgcfgbackup file is made raw first), NUL
+ * included in its size, as LVM2 writes it into an area. */
+struct metadata_file {
+	char *text;
+	size_t size;
+	uint32_t crc;
+	char vgid[UUID_STR_LEN + 1];
+};
+
+static bool write_bytes(struct pvck *pc, uint64_t off, size_t len, const void *buf)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n =
+		    pwrite(pc->fd, (const char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return fdatasync(pc->fd) == 0 || errno == EINVAL;
+}
+
+/* LVM2's yes_no_prompt: with -y it is not asked */
+static bool asked_yes(struct pvck *pc, const char *fmt, const char *arg)
+{
+	char q[4200];
+
+	if (pc->o->yes)
+		return true;
+	snprintf(q, sizeof(q), fmt, arg);
+	return pc->o->ask && pc->o->ask(q) == 'y';
+}
+
+static bool check_metadata_file(struct pvck *pc, struct metadata_file *mf)
+{
+	const char *t = mf->text, *id;
+	size_t namelen;
+
+	if (mf->size < PVCK_NAME_LEN + 1) {
+		complain(pc, "Invalid raw text metadata in file.  File size is too small.");
+		return false;
+	}
+	if (isspace((unsigned char)t[0]) && isspace((unsigned char)t[1]) && strstr(t, "---")) {
+		complain(pc, "Invalid raw text metadata in file.");
+		complain(pc, "(pvck stdout is not valid input, see pvck -f.)");
+		return false;
+	}
+	if (is_backup_file(t)) {
+		complain(pc, "Invalid raw text metadata in file.");
+		complain(pc, "(metadata backup file is not valid input.)");
+		return false;
+	}
+	if (t[mf->size - 1] || t[mf->size - 2] != '\n' || t[mf->size - 3] != '\n')
+		warn(pc, "WARNING: unexpected final bytes of raw metadata, expected \\n\\n\\0.");
+	if (vgname_start(t, &namelen)) {
+		if (!(id = strstr(t, "id = "))) {
+			complain(pc, "Invalid raw text metadata in file.  (No VG UUID found.)");
+			return false;
+		}
+		snprintf(mf->vgid, sizeof(mf->vgid), "%.38s", id + 6);
+		return true;
+	}
+	warn(pc, "WARNING: file data does not begin with a VG name and may be invalid.");
+	if (!asked_yes(pc, "Write input file data to disk?", NULL)) {
+		complain(pc, "Invalid raw text metadata in file.");
+		return false;
+	}
+	return true;
+}
+
+static int read_metadata_file(struct pvck *pc, struct metadata_file *mf)
+{
+	char *buf;
+	size_t size;
+	int r;
+
+	if ((r = read_whole_file(pc, pc->o->file, &buf, &size)))
+		return r;
+	size++; /* the NUL */
+	if (is_backup_file(buf)) {
+		char *raw;
+		size_t raw_size;
+		r = backup_to_raw(buf, size, &raw, &raw_size);
+		free(buf);
+		if (r)
+			return r;
+		buf = raw;
+		size = raw_size;
+	}
+	mf->text = buf;
+	mf->size = size;
+	if (!check_metadata_file(pc, mf))
+		return -EINVAL;
+	mf->crc = lvm_crc(LVM_INITIAL_CRC, buf, size);
+	return 0;
+}
+
+/* The label_header's constant fields and its checksum (last), in a label sector. */
+static uint32_t label_seal(struct pvck *pc, uint8_t sec[SECTOR_SIZE])
+{
+	uint32_t crc;
+
+	memcpy(sec, LABEL_ID, 8);
+	memcpy(sec + 24, LABEL_TYPE, 8);
+	wr64(sec + 8, pc->o->labelsector);
+	wr32(sec + 20, 32);
+	crc = lvm_crc(LVM_INITIAL_CRC, sec + 20, SECTOR_SIZE - 20);
+	wr32(sec + 16, crc);
+	return crc;
+}
+
+/* Write the label sector, unless -t or the answer is no. */
+static int label_commit(struct pvck *pc, uint64_t lh_off, const uint8_t sec[SECTOR_SIZE])
+{
+	if (pc->o->test) {
+		warn(pc, "Skip writing in test mode.");
+		return 0;
+	}
+	if (!asked_yes(pc, "Write new LVM header to %s? ", pc->path))
+		return -ECANCELED;
+	if (!write_bytes(pc, lh_off, SECTOR_SIZE, sec)) {
+		complain(pc, "Failed to write new header");
+		return -EIO;
+	}
+	return 0;
+}
+
+static int repair_label_header(struct pvck *pc)
+{
+	uint64_t lh_off = pc->o->labelsector * SECTOR_SIZE;
+	uint8_t sec[SECTOR_SIZE];
+	struct pvck_label l;
+	uint32_t crc;
+
+	dump_label(pc, false, &l, NULL);
+	if (!l.found) {
+		warn(pc, "WARNING: No LVM label found on %s.  It may not be an LVM device.",
+		     pc->path);
+		if (!asked_yes(pc, "Write LVM header to device? ", NULL))
+			return -ECANCELED;
+	}
+	if (!read_bytes(pc, lh_off, SECTOR_SIZE, sec)) {
+		complain(pc, "Failed to read label_header at %llu", (unsigned long long)lh_off);
+		return -EIO;
+	}
+	crc = label_seal(pc, sec);
+	say(pc, "Writing label_header.crc 0x%08x", crc);
+	return label_commit(pc, lh_off, sec);
+}
+
+/* The PV of the metadata file the label is to describe: by the UUID of the label or of
+ * --settings, else by the device name the metadata last saw. */
+static int pv_info_from_metadata(struct pvck *pc, const struct metadata_file *mf,
+                                 const uint8_t *pvh, char pvid[UUID_LEN + 1], uint64_t *dev_size,
+                                 uint64_t *pe_start)
+{
+	char cur[UUID_LEN + 1] = "", use[UUID_LEN + 1] = "";
+	struct cfg_tree *t = NULL;
+	struct cfg_node *vg, *pvs, *pv, *n;
+	bool cur_valid = false, use_valid = false;
+
+	if (pv_uuid_valid(pvh, SECTOR_SIZE - 32)) {
+		memcpy(cur, pvh, UUID_LEN);
+		memcpy(use, cur, UUID_LEN);
+		cur_valid = use_valid = true;
+	}
+	if (pc->set.pvid_set) {
+		memcpy(use, pc->set.pvid, UUID_LEN);
+		use_valid = true;
+	}
+	if (cur_valid && pc->set.pvid_set && memcmp(cur, pc->set.pvid, UUID_LEN))
+		warn(pc, "WARNING: existing PV UUID %s does not match pv_uuid setting %s.", cur,
+		     pc->set.pvid);
+	if (cfg_parse(mf->text, mf->size, "pvck", &t) || !(vg = t->top.child) ||
+	    vg->kind != CFG_SECTION || !(pvs = cfg_find(t, vg, "physical_volumes")) ||
+	    pvs->kind != CFG_SECTION) {
+		cfg_tree_free(t);
+		complain(pc, "Invalid metadata file.");
+		return -EINVAL;
+	}
+	for (pv = pvs->child; pv; pv = pv->next) {
+		char raw[UUID_LEN + 1];
+		bool match;
+
+		if (pv->kind != CFG_SECTION)
+			continue;
+		if (use_valid) {
+			n = cfg_find(t, pv, "id");
+			match = n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING &&
+			        !uuid_parse(n->v.s, raw) && !memcmp(raw, use, UUID_LEN);
+		} else {
+			n = cfg_find(t, pv, "device");
+			match = n && n->kind == CFG_ASSIGN && n->v.type == CFG_STRING &&
+			        !strcmp(n->v.s, pc->path);
+		}
+		if (!match)
+			continue;
+		n = cfg_find(t, pv, "id");
+		if (!n || n->kind != CFG_ASSIGN || n->v.type != CFG_STRING ||
+		    uuid_parse(n->v.s, raw))
+			break;
+		memcpy(pvid, raw, UUID_LEN + 1);
+		n = cfg_find(t, pv, "dev_size");
+		*dev_size =
+		    n && n->kind == CFG_ASSIGN && n->v.type == CFG_INT ? (uint64_t)n->v.i : 0;
+		n = cfg_find(t, pv, "pe_start");
+		*pe_start =
+		    n && n->kind == CFG_ASSIGN && n->v.type == CFG_INT ? (uint64_t)n->v.i : 0;
+		cfg_tree_free(t);
+		return 0;
+	}
+	cfg_tree_free(t);
+	if (pc->set.pvid_set)
+		complain(pc, "PV UUID %s not found in metadata file.", pc->set.pvid);
+	else if (cur_valid)
+		complain(pc, "PV UUID %s in existing pv_header not found in metadata file.", cur);
+	else
+		complain(pc, "PV name %s not found in metadata file.", pc->path);
+	complain(pc, "No valid PV UUID, specify a PV UUID from metadata in --settings.");
+	return -ENOENT;
+}
+
+/* A metadata area's header at `off`: one of LVM2's (magic, version, start). */
+static bool mda_header_at(struct pvck *pc, uint64_t off, const char *which)
+{
+	uint8_t mh[MDA_HEADER_SIZE];
+
+	if (!read_bytes(pc, off, sizeof(mh), mh) || memcmp(mh + 4, MDA_MAGIC, 16))
+		return false;
+	if (rd32(mh + 20) != MDA_VERSION) {
+		if (which)
+			say(pc, "Skipping %s (wrong mda_header.version)", which);
+		return false;
+	}
+	if (rd64(mh + 24) != off) {
+		if (which)
+			say(pc, "Skipping %s (wrong mda_header.start)", which);
+		return false;
+	}
+	return true;
+}
+
+/* A second area LVM2 would have put on this device, holding this VG's metadata. */
+static bool find_mda2(struct pvck *pc, const struct metadata_file *mf, uint64_t *off,
+                      uint64_t *size)
+{
+	uint64_t o, sz;
+	char *buf;
+
+	*off = *size = 0;
+	if (pc->dev_size < 2 * ONE_MIB)
+		return false;
+	o = pc->dev_size - pc->dev_size % ONE_MIB - ONE_MIB;
+	sz = pc->dev_size - o;
+	if (!mda_header_at(pc, o, "mda2") || !(buf = calloc(1, sz)))
+		return false;
+	if (!read_bytes(pc, o, sz, buf)) {
+		free(buf);
+		return false;
+	}
+	/* the VG's UUID in the first 256 bytes of a 512-byte block in the area's first half */
+	for (uint64_t i = 0; i < sz / 1024; i++) {
+		const char *b = buf + 512 + i * 512;
+		if (memmem(b, strnlen(b, 256), mf->vgid, strlen(mf->vgid))) {
+			say(pc, "Found mda2 header at offset %llu size %llu", (unsigned long long)o,
+			    (unsigned long long)sz);
+			*off = o;
+			*size = sz;
+			free(buf);
+			return true;
+		}
+	}
+	free(buf);
+	say(pc, "Skipping mda2 (no matching VG UUID in metadata area)");
+	return false;
+}
+
+/* Another device of --devices whose label has this PV UUID. */
+static const char *pvid_elsewhere(struct pvck *pc, const char *pvid, char *owner, size_t len)
+{
+	struct stat self, st;
+	const char *p = pc->o->devices;
+
+	if (!p || fstat(pc->fd, &self))
+		return NULL;
+	while (*p) {
+		size_t n = strcspn(p, ",");
+		uint8_t buf[LABEL_SCAN_SIZE];
+		struct pv_label l;
+		char path[4096];
+		int fd;
+
+		snprintf(path, sizeof(path), "%.*s", (int)n, p);
+		p += n + (p[n] == ',');
+		if (stat(path, &st) || (st.st_dev == self.st_dev && st.st_ino == self.st_ino) ||
+		    (S_ISBLK(st.st_mode) && st.st_rdev == self.st_rdev && S_ISBLK(self.st_mode)))
+			continue;
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			continue;
+		if (pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf) &&
+		    !label_decode(buf, sizeof(buf), path, &l) &&
+		    !memcmp(l.pv_uuid, pvid, UUID_LEN)) {
+			close(fd);
+			snprintf(owner, len, "%s", path);
+			return owner;
+		}
+		close(fd);
+	}
+	return NULL;
+}
+
+static int repair_pv_header(struct pvck *pc, const struct metadata_file *mf)
+{
+	const struct pvck_settings *set = &pc->set;
+	uint64_t lh_off = pc->o->labelsector * SECTOR_SIZE, dev_size = 0, pe_start = 0, data_off;
+	uint64_t mda1_off = 0, mda1_size = 0, mda2_off, mda2_size;
+	char pvid[UUID_LEN + 1] = "", owner[4096];
+	uint8_t sec[SECTOR_SIZE], *pvh = sec + 32;
+	struct pvck_label l;
+	unsigned count;
+	size_t di;
+	uint32_t crc;
+	int r;
+
+	dump_label(pc, false, &l, NULL);
+	count = l.mda_count;
+	mda2_off = l.mda2_offset;
+	mda2_size = l.mda2_size;
+	if (!l.found)
+		warn(pc, "WARNING: No LVM label found on %s.  It may not be an LVM device.",
+		     pc->path);
+	/* no areas in the label: look for the headers LVM2 would have written */
+	if (!count && !l.mda1_offset && !l.mda2_offset) {
+		if (mda_header_at(pc, 4096, NULL))
+			count = 1;
+		if (find_mda2(pc, mf, &mda2_off, &mda2_size))
+			count = 2;
+	}
+	if (!count && set->mda_offset_set && set->mda_size_set && !set->mda_offset &&
+	    !set->mda_size) {
+		warn(pc, "WARNING: PV will have no metadata with zero metadata areas.");
+	} else if (!count) {
+		warn(pc, "WARNING: no previous metadata areas found on device.");
+		if (!asked_yes(pc, "Should a metadata area be included? ", NULL)) {
+			complain(
+			    pc, "To repair with zero metadata areas, use --settings \"mda_offset=0 "
+			        "mda_size=0\".");
+			return -ECANCELED;
+		}
+		count = 1;
+	}
+	if (count && (set->mda2_offset_set || set->mda2_size_set)) {
+		if (mda2_off && mda2_off != set->mda2_offset) {
+			complain(pc,
+			         "mda2_offset setting %llu does not match mda2_offset found on "
+			         "disk %llu.",
+			         (unsigned long long)set->mda2_offset,
+			         (unsigned long long)mda2_off);
+			return -EINVAL;
+		}
+		if (mda2_size && mda2_size != set->mda2_size) {
+			complain(
+			    pc,
+			    "mda2_size setting %llu does not match mda2_size found on disk %llu.",
+			    (unsigned long long)set->mda2_size, (unsigned long long)mda2_size);
+			return -EINVAL;
+		}
+		mda2_off = set->mda2_offset;
+		mda2_size = set->mda2_size;
+		count = 2;
+	}
+	if (!read_bytes(pc, lh_off, SECTOR_SIZE, sec)) {
+		complain(pc, "Failed to read label_header at %llu", (unsigned long long)lh_off);
+		return -EIO;
+	}
+	if (set->device_size_set && set->pvid_set && set->data_offset_set && !pc->o->file) {
+		/* everything from --settings, in bytes */
+		dev_size = set->device_size;
+		pe_start = set->data_offset >> SECTOR_SHIFT;
+		memcpy(pvid, set->pvid, UUID_LEN);
+		if (pc->dev_size && pc->dev_size != dev_size)
+			warn(pc,
+			     "WARNING: device_size setting %llu bytes does not match device size "
+			     "%llu bytes.",
+			     (unsigned long long)dev_size, (unsigned long long)pc->dev_size);
+	} else if (!pc->o->file) {
+		complain(pc, "Metadata input file is needed for pv_header info.");
+		complain(pc, "See pvck --dump to locate and create a metadata file.");
+		return -EINVAL;
+	} else {
+		if ((r = pv_info_from_metadata(pc, mf, pvh, pvid, &dev_size, &pe_start)))
+			return r;
+		dev_size <<= SECTOR_SHIFT;
+	}
+	if (pvid_elsewhere(pc, pvid, owner, sizeof(owner))) {
+		complain(pc, "Cannot use PV UUID %s which exists on %s", pvid, owner);
+		return -EEXIST;
+	}
+	memcpy(pvh, pvid, UUID_LEN);
+	wr64(pvh + 32, dev_size);
+	data_off = pe_start << SECTOR_SHIFT;
+	/* data area, end; metadata areas, end; extension with no bootloader area */
+	wr64(pvh + 40, data_off);
+	wr64(pvh + 48, 0);
+	memset(pvh + 56, 0, 16);
+	di = 2;
+	if (count > 0) {
+		mda1_off = 4096;
+		mda1_size = data_off - 4096;
+		wr64(pvh + 40 + 16 * di, mda1_off);
+		wr64(pvh + 48 + 16 * di++, mda1_size);
+	}
+	if (count > 1) {
+		wr64(pvh + 40 + 16 * di, mda2_off);
+		wr64(pvh + 48 + 16 * di++, mda2_size);
+	}
+	memset(pvh + 40 + 16 * di++, 0, 16);
+	wr32(pvh + 40 + 16 * di, PV_EXT_VERSION);
+	wr32(pvh + 44 + 16 * di, PV_EXT_USED);
+	memset(pvh + 48 + 16 * di, 0, 16);
+	crc = label_seal(pc, sec);
+	say(pc, "Writing label_header.crc 0x%08x pv_header uuid %s device_size %llu", crc, pvid,
+	    (unsigned long long)dev_size);
+	say(pc,
+	    "Writing data_offset %llu mda1_offset %llu mda1_size %llu mda2_offset %llu mda2_size "
+	    "%llu",
+	    (unsigned long long)data_off, (unsigned long long)mda1_off,
+	    (unsigned long long)mda1_size, (unsigned long long)mda2_off,
+	    (unsigned long long)mda2_size);
+	return label_commit(pc, lh_off, sec);
+}
+
+/* The text of -f right after the area's header, and a header pointing at it. */
+static int update_mda(struct pvck *pc, const struct metadata_file *mf, int n, uint64_t off,
+                      uint64_t size)
+{
+	uint8_t mh[MDA_HEADER_SIZE];
+	uint32_t crc;
+
+	if (mf->size > size) {
+		complain(pc, "Metadata text %llu too large for mda_size %llu max %llu",
+		         (unsigned long long)mf->size, (unsigned long long)size,
+		         (unsigned long long)((size - 512) / 2 - 512));
+		return -ENOSPC;
+	}
+	if (!read_bytes(pc, off, sizeof(mh), mh)) {
+		say(pc, "CHECK: failed to read mda_header_%d at %llu", n, (unsigned long long)off);
+		return -EIO;
+	}
+	memcpy(mh + 4, MDA_MAGIC, 16);
+	wr32(mh + 20, MDA_VERSION);
+	wr64(mh + 24, off);
+	wr64(mh + 32, size);
+	wr64(mh + 40, 512);
+	wr64(mh + 48, mf->size);
+	wr32(mh + 56, mf->crc);
+	wr32(mh + 60, 0);
+	memset(mh + 64, 0, 24);
+	crc = lvm_crc(LVM_INITIAL_CRC, mh + 4, MDA_HEADER_SIZE - 4);
+	wr32(mh, crc);
+	say(pc, "Writing metadata at %llu length %llu crc 0x%08x mda%d",
+	    (unsigned long long)(off + 512), (unsigned long long)mf->size, mf->crc, n);
+	say(pc, "Writing mda_header at %llu mda%d", (unsigned long long)off, n);
+	if (pc->o->test) {
+		warn(pc, "Skip writing in test mode.");
+		return 0;
+	}
+	if (!asked_yes(pc, "Write new LVM metadata to %s? ", pc->path))
+		return -ECANCELED;
+	/* the text is durable before the header that points at it */
+	if (!write_bytes(pc, off + 512, mf->size, mf->text)) {
+		complain(pc, "Failed to write new mda text");
+		return -EIO;
+	}
+	if (!write_bytes(pc, off, sizeof(mh), mh)) {
+		complain(pc, "Failed to write new mda header");
+		return -EIO;
+	}
+	return 0;
+}
+
+static int repair_metadata(struct pvck *pc, const struct metadata_file *mf)
+{
+	const struct pvck_settings *set = &pc->set;
+	struct pvck_label l;
+	int n = set->mda_num, bad = 0;
+
+	if (!pc->o->file) {
+		complain(pc, "Metadata input file is required.");
+		return -EINVAL;
+	}
+	dump_label(pc, false, &l, NULL);
+	if (!l.found) {
+		complain(pc, "No lvm label found on device.");
+		complain(pc, "See --repairtype pv_header to repair headers.");
+		return -EINVAL;
+	}
+	if (!l.mda_count && set->mda_offset_set && set->mda_size_set && !set->mda_offset &&
+	    !set->mda_size) {
+		say(pc, "No metadata areas on device to repair.");
+		return 0;
+	}
+	if (!l.mda_count || (n == 1 && !l.mda1_offset) || (n == 2 && !l.mda2_offset)) {
+		complain(pc, "%s",
+		         !l.mda_count ? "No metadata areas found on device."
+		         : n == 1     ? "No mda1 offset found."
+		                      : "No mda2 offset found.");
+		complain(pc, "See --repairtype pv_header to repair headers.");
+		return -EINVAL;
+	}
+	if ((!n || n == 1) && l.mda1_offset && update_mda(pc, mf, 1, l.mda1_offset, l.mda1_size))
+		bad++;
+	if ((!n || n == 2) && l.mda2_offset && update_mda(pc, mf, 2, l.mda2_offset, l.mda2_size))
+		bad++;
+	return bad ? -EIO : 0;
+}
+
 int ulvm_pvck_repair(const char *path, const char *what, const struct ulvm_pvck_opts *o, FILE *out,
                      FILE *err)
 {
 	struct pvck pc = {.o = o, .out = out, .err = err, .fd = -1};
+	struct metadata_file mf = {0};
+	int r;
 
-	(void)path;
-	(void)what;
-	complain(&pc, "Repair is not available yet.");
-	return -ENOTSUP;
+	if (!(r = pvck_open(&pc, path, true)) && !(r = parse_settings(&pc)) &&
+	    (!o->file || !(r = read_metadata_file(&pc, &mf)))) {
+		if (!what)
+			r = repair_pv_header(&pc, &mf) ?: repair_metadata(&pc, &mf);
+		else if (!strcmp(what, "label_header"))
+			r = repair_label_header(&pc);
+		else if (!strcmp(what, "pv_header"))
+			r = repair_pv_header(&pc, &mf);
+		else
+			r = repair_metadata(&pc, &mf);
+	}
+	free(mf.text);
+	pvck_close(&pc);
+	return pvck_done(&pc, r);
 }
