@@ -6,9 +6,12 @@
 # (old new nbdkit old new nbdkit ..., --turns times), so a change of the machine's load falls
 # on all of them; each figure is the median IOPS of the turns with its spread (min-max), then
 # new/old and new/nbdkit of the medians. The load average is printed at the start and end.
+# At queue depth 1 the figures depend on where the scheduler puts client and server (on a
+# VM a wake-up across vCPUs costs more than the request): --cpus FIO:SERVERS pins fio to
+# one CPU list and the servers to another (0:1 across, 0:0 on one CPU).
 #
 #   bench/nbd-ab.sh --old PATH --new PATH [--seconds S] [--turns N] [--size SIZE]
-#                   [--jobs 'rw bs qd,...'] [--servers 'old new nbdkit']
+#                   [--jobs 'rw bs qd,...'] [--servers 'old new nbdkit'] [--cpus F:S]
 #
 # e.g. the build before the worker batching against this tree:
 #   git worktree add /work/wt/nbdold cc1ae56 && (cd /work/wt/nbdold &&
@@ -23,6 +26,7 @@ TURNS=3
 SIZE=1G
 JOBS="randread 4k 1,randwrite 4k 1,randread 4k 32,randwrite 4k 32,write 1M 1,read 1M 1"
 SERVERS="old new nbdkit"
+CPUS=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--old) OLD=$2; shift 2 ;;
@@ -32,6 +36,7 @@ while [ $# -gt 0 ]; do
 	--size) SIZE=$2; shift 2 ;;
 	--jobs) JOBS=$2; shift 2 ;;
 	--servers) SERVERS=$2; shift 2 ;;
+	--cpus) CPUS=$2; shift 2 ;;
 	*) sed -n '2,/^set/p' "$0" | sed '$d' >&2; exit 2 ;;
 	esac
 done
@@ -63,6 +68,11 @@ truncate -s "$SIZE" "$img"
 	"$NEW" dd if=/dev/urandom of=nbdab/lv bs=1M status=none 2>/dev/null || true
 	"$NEW" lvchange -an nbdab/lv >/dev/null
 )
+fio_pin=() srv_pin=()
+if [ -n "$CPUS" ]; then
+	fio_pin=(taskset -c "${CPUS%%:*}")
+	srv_pin=(taskset -c "${CPUS#*:}")
+fi
 declare -A uri=()
 for s in $SERVERS; do
 	case $s in
@@ -73,14 +83,14 @@ for s in $SERVERS; do
 		(
 			export ULVM_LOCK_DIR=$dir/$s/lock ULVM_RUN_DIR=$dir/$s/run
 			"$bin" lvchange -ay nbdab/lv >/dev/null
-			exec "$bin" serve --foreground >"$dir/$s.log" 2>&1
+			exec "${srv_pin[@]}" "$bin" serve --foreground >"$dir/$s.log" 2>&1
 		) &
 		pids+=($!)
 		sock=$dir/$s/run/nbd.sock
 		uri[$s]="nbd+unix:///nbdab/lv?socket=$sock"
 		;;
 	nbdkit)
-		nbdkit --foreground -U "$dir/nbdkit.sock" file "$img" >"$dir/nbdkit.log" 2>&1 &
+		"${srv_pin[@]}" nbdkit --foreground -U "$dir/nbdkit.sock" file "$img" >"$dir/nbdkit.log" 2>&1 &
 		pids+=($!)
 		sock=$dir/nbdkit.sock
 		uri[$s]="nbd+unix:///?socket=$sock"
@@ -92,7 +102,7 @@ for s in $SERVERS; do
 done
 
 run_fio() { # uri rw bs qd -> IOPS
-	fio --name=j --ioengine=nbd --uri="$1" --rw="$2" --bs="$3" --iodepth="$4" \
+	"${fio_pin[@]}" fio --name=j --ioengine=nbd --uri="$1" --rw="$2" --bs="$3" --iodepth="$4" \
 		--size=256M --time_based --runtime="$SECS" --output-format=json 2>/dev/null |
 		python3 -c 'import json,sys; t=sys.stdin.read(); j=json.loads(t[t.index("{"):])["jobs"][0]; print(int(j["read"]["iops"]+j["write"]["iops"]))' 2>/dev/null ||
 		echo 0
@@ -102,7 +112,7 @@ stats() { # IOPS... -> "median min-max"
 }
 ratio() { python3 -c "print('%.2f' % ($1 / max($2, 1)))"; }
 
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $TURNS turns of ${SECS}s, servers: $SERVERS"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg); $TURNS turns of ${SECS}s, servers: $SERVERS${CPUS:+, cpus fio:servers $CPUS}"
 printf '%-18s' cell
 for s in $SERVERS; do printf "%22s" "$s med (min-max)"; done
 case " $SERVERS " in *" old "*" new "*) printf '%9s' new/old ;; esac
