@@ -898,10 +898,12 @@ static int pvck_raw(struct cli *c, enum pvck_form form, const char *value, int a
 	o->devices = c->devices;
 	o->ask = cli_yes_no_question;
 	if (form == PVCK_DUMP)
-		r = ulvm_pvck_dump(argv[optind], value, o, stdout, stderr);
-	else
-		r = ulvm_pvck_repair(argv[optind], form == PVCK_REPAIR ? NULL : value, o, stdout,
-		                     stderr);
+		return ulvm_pvck_dump(argv[optind], value, o, stdout, stderr) ? ECMD_FAILED
+		                                                              : ECMD_PROCESSED;
+	/* a repair writes headers under the global lock, as LVM2's (the scans of others wait) */
+	if ((r = cli_open_ctx(c)) || (r = ulvm_lock_global(c->ctx, ULVM_LOCK_WRITE)))
+		return cli_fail(r);
+	r = ulvm_pvck_repair(argv[optind], form == PVCK_REPAIR ? NULL : value, o, stdout, stderr);
 	return r ? ECMD_FAILED : ECMD_PROCESSED;
 }
 
