@@ -480,6 +480,12 @@ int ulvm_thin_pool_sizes(const struct ulvm_vg *vg, uint64_t data_extents, uint32
 uint64_t ulvm_thin_pool_max_data(uint32_t chunk_size);
 int ulvm_thin_pool_create(struct ulvm_vg *vg, const struct ulvm_thin_pool_params *p,
                           struct ulvm_lv **pool);
+/* lvconvert --type thin-pool: `lv` becomes the pool (its name and UUID), its extents move to
+ * the new hidden LV_tdata; `meta` (NULL: a new LV of LVM2's estimate or p->metadata_extents)
+ * becomes LV_tmeta; the spare is made or grown unless p->no_spare. p->chunk_size, zero and
+ * discards as for a new pool; the metadata LV is to be zeroed after the commit. */
+int ulvm_thin_pool_convert(struct ulvm_vg *vg, struct ulvm_lv *lv, struct ulvm_lv *meta,
+                           const struct ulvm_thin_pool_params *p);
 int ulvm_thin_create(struct ulvm_vg *vg, struct ulvm_lv *pool, const char *name, uint64_t extents,
                      const char *const *tags, size_t ntags, struct ulvm_lv **out);
 /* A thin snapshot of thin LV `origin` (LVM2 sets the activation skip flag by default). */

@@ -360,6 +360,18 @@ int cli_lvextend_pool(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 /* lvconvert --repair VG/POOL [PV...] of an inactive thin pool, as LVM2's (thin_repair into
  * the spare, swapped in as the tmeta; the old one kept as POOL_metaN). */
 int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare);
+/* lvconvert --type thin-pool / --thinpool VG/LV (LVM2's options of the conversion). */
+struct cli_thinpool_args {
+	const char *metadata; /* --poolmetadata VG/LV or LV; NULL: a new metadata LV */
+	const char *discards;
+	uint64_t meta_sectors; /* --poolmetadatasize; 0: LVM2's estimate */
+	uint32_t chunk;        /* sectors; 0: LVM2's default */
+	int zero;              /* -1: default */
+	bool spare;
+	const char *const *pvs;
+	size_t npvs;
+};
+int cli_lvconvert_thinpool(struct cli *c, const char *arg, const struct cli_thinpool_args *a);
 /* lvchange --monitor y|n: ulvmd's monitor watches the active pool of `lv` (a pool or a thin
  * LV) or not, as LVM2 registers it with dmeventd; lvs -o seg_monitor's value for `seg`. */
 int cli_thin_monitor(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);

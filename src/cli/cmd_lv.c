@@ -1558,13 +1558,23 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	                                   {"background", no_argument, NULL, 'b'},
 	                                   {"repair", no_argument, NULL, 7101},
 	                                   {"poolmetadataspare", required_argument, NULL, 7102},
+	                                   {"type", required_argument, NULL, 7103},
+	                                   {"thinpool", required_argument, NULL, 7104},
+	                                   {"poolmetadata", required_argument, NULL, 7105},
+	                                   {"discards", required_argument, NULL, 7106},
+	                                   {"poolmetadatasize", required_argument, NULL, 7107},
+	                                   {"chunksize", required_argument, NULL, 'c'},
+	                                   {"zero", required_argument, NULL, 'Z'},
 	                                   {0}};
 	bool merge = false, background = false, repair = false, no_spare = false;
+	const char *type = NULL, *thinpool = NULL;
+	struct cli_thinpool_args tp = {.zero = -1, .spare = true};
+	uint64_t sz;
 	int opt, r, rc = ECMD_PROCESSED;
 
 	merge_poll.interval = cli_polling_interval; /* -i wins */
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:b", lo, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt == 7100) {
@@ -1573,11 +1583,53 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			repair = true;
 		} else if (opt == 7102) {
 			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
-				fprintf(stderr, "  Invalid argument for --poolmetadataspare: %s\n",
+				fprintf(stderr,
+				        "  Invalid argument for --poolmetadataspare: %s\n"
+				        "  Error during parsing of command line.\n",
 				        optarg);
 				return EINVALID_CMD_LINE;
 			}
 			no_spare = optarg[0] == 'n';
+			tp.spare = !no_spare;
+		} else if (opt == 7103) {
+			type = optarg;
+		} else if (opt == 7104) {
+			thinpool = optarg;
+		} else if (opt == 7105) {
+			tp.metadata = optarg;
+		} else if (opt == 7106) {
+			if (strcmp(optarg, "ignore") && strcmp(optarg, "nopassdown") &&
+			    strcmp(optarg, "passdown")) {
+				fprintf(stderr,
+				        "  Thin pool discards type \"%s\" is unknown.\n"
+				        "  Invalid argument for --discards: %s\n"
+				        "  Error during parsing of command line.\n",
+				        optarg, optarg);
+				return EINVALID_CMD_LINE;
+			}
+			tp.discards = optarg;
+		} else if (opt == 7107 || opt == 'c') {
+			if (ulvm_parse_size(optarg, opt == 'c' ? 'k' : 'm', &sz) || !sz ||
+			    (opt == 'c' && sz > UINT32_MAX)) {
+				fprintf(stderr,
+				        "  Invalid argument for --%s: %s\n"
+				        "  Error during parsing of command line.\n",
+				        opt == 'c' ? "chunksize" : "poolmetadatasize", optarg);
+				return EINVALID_CMD_LINE;
+			}
+			if (opt == 'c')
+				tp.chunk = (uint32_t)sz;
+			else
+				tp.meta_sectors = sz;
+		} else if (opt == 'Z') {
+			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
+				fprintf(stderr,
+				        "  Invalid argument for --zero: %s\n"
+				        "  Error during parsing of command line.\n",
+				        optarg);
+				return EINVALID_CMD_LINE;
+			}
+			tp.zero = optarg[0] == 'y';
 		} else if (opt == 'b') {
 			background = true;
 		} else if (opt == 'i') {
@@ -1602,9 +1654,20 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		            merge_poll.wait_first ? "after" : "before", merge_poll.interval);
 	if (repair && !merge && optind < argc)
 		return cli_lvconvert_repair(c, argc - optind, argv + optind, no_spare);
+	if (!merge && !repair && (thinpool || (type && !strcmp(type, "thin-pool")))) {
+		const char *arg = thinpool ? thinpool : optind < argc ? argv[optind++] : NULL;
+		if (!arg) {
+			fprintf(stderr, "  Please specify a logical volume path.\n");
+			return EINVALID_CMD_LINE;
+		}
+		tp.pvs = (const char *const *)argv + optind;
+		tp.npvs = (size_t)(argc - optind);
+		return cli_lvconvert_thinpool(c, arg, &tp);
+	}
 	if (!merge || optind >= argc) {
 		fprintf(stderr, "  Usage: ulvm lvconvert --mergesnapshot VG/SNAPSHOT...\n"
-		                "         ulvm lvconvert --repair VG/POOL [PV...]\n");
+		                "         ulvm lvconvert --repair VG/POOL [PV...]\n"
+		                "         ulvm lvconvert --type thin-pool|--thinpool VG/LV\n");
 		return EINVALID_CMD_LINE;
 	}
 	if ((r = cli_open_ctx(c)))

@@ -1000,6 +1000,22 @@ void cli_lvresized_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, u
 		warn_overprovisioning(vg, pool);
 }
 
+/* VG vgn open for writing and its LV lvn, or LVM2's message and the exit code. */
+static int open_for_update(struct cli *c, const char *vgn, const char *lvn, struct ulvm_vg **vg,
+                           struct ulvm_lv **lv)
+{
+	int r;
+
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, vg)))
+		return cli_fail(r);
+	if (!(*lv = ulvm_lv_find(*vg, lvn))) {
+		ulvm_vg_close(*vg);
+		return cli_fail(
+		    ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn, lvn));
+	}
+	return 0;
+}
+
 /* ---- lvconvert --repair ---- */
 
 int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare)
@@ -1019,13 +1035,8 @@ int cli_lvconvert_repair(struct cli *c, int argc, char **argv, bool no_spare)
 		fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", argv[0]);
 		return EINVALID_CMD_LINE;
 	}
-	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgn, ULVM_LOCK_WRITE, &vg)))
-		return cli_fail(r);
-	if (!(lv = ulvm_lv_find(vg, lvn))) {
-		ulvm_vg_close(vg);
-		return cli_fail(
-		    ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn, lvn));
-	}
+	if ((r = open_for_update(c, vgn, lvn, &vg, &lv)))
+		return r;
 	if (!ulvm_lv_is_thin_pool(lv)) {
 		/* As LVM2's command matcher: only thin pools here (no raid, mirror, cache). */
 		fprintf(stderr, "  Command on LV %s/%s does not accept LV type %s.\n", vgn, lvn,
@@ -1109,4 +1120,162 @@ const char *cli_seg_monitor(struct ulvm_vg *vg, struct ulvm_lv *lv, const struct
 	if (ulvm_lv_snapshot(vg, lv, &snap) && snap.cow == lv && ulvm_lv_active(vg, lv))
 		return s;
 	return "";
+}
+
+/* ---- lvconvert --type thin-pool / --thinpool ---- */
+
+/* LVM2's command matcher's refusals of an LV as a new pool's data volume (exit 5). */
+static int check_convertible(struct ulvm_vg *vg, struct ulvm_lv *lv)
+{
+	const char *type = NULL, *why = NULL;
+
+	if (ulvm_lv_snapshot(vg, lv, NULL))
+		type = "snapshot"; /* (ulvm's model hides a snapshot's COW LV) */
+	else if (!ulvm_lv_visible(lv))
+		why = "requires LV with properties: lv_is_visible";
+	else if (ulvm_lv_is_thin_pool(lv))
+		type = "thinpool";
+	else if (ulvm_lv_is_thin(lv))
+		type = "thin";
+	else if (ulvm_lv_snapshots(vg, lv, NULL, 0))
+		why = "is invalid on LV with properties: lv_is_origin";
+	else if (strcmp(ulvm_lv_segtype(lv), "linear") && strcmp(ulvm_lv_segtype(lv), "striped"))
+		type = ulvm_lv_segtype(lv);
+	if (!type && !why)
+		return 0;
+	if (type)
+		fprintf(stderr, "  Command on LV %s/%s does not accept LV type %s.\n", vg->name,
+		        lv->name, type);
+	else
+		fprintf(stderr, "  Command on LV %s/%s %s .\n", vg->name, lv->name, why);
+	fprintf(stderr, "  Command not permitted on LV %s/%s.\n", vg->name, lv->name);
+	return ECMD_FAILED;
+}
+
+int cli_lvconvert_thinpool(struct cli *c, const char *arg, const struct cli_thinpool_args *a)
+{
+	struct ulvm_thin_pool_params p = {0};
+	struct ulvm_thin_pool_info pi;
+	char vgn[256], lvn[256], mvg[256], mln[256], b1[64], b2[64];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv, *meta = NULL, *spare_before;
+	uint32_t spare_extents, chunk;
+	uint64_t me;
+	bool was_active;
+	int r, rc = ECMD_FAILED;
+
+	if (cli_split_lv(arg, vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", arg);
+		return EINVALID_CMD_LINE;
+	}
+	if (a->metadata && cli_split_lv(a->metadata, mvg, sizeof(mvg), mln, sizeof(mln))) {
+		snprintf(mln, sizeof(mln), "%s", a->metadata);
+		snprintf(mvg, sizeof(mvg), "%s", vgn);
+	}
+	if (a->metadata && strcmp(mvg, vgn)) {
+		fprintf(stderr, "  Please use a single volume group name (\"%s\" or \"%s\").\n",
+		        vgn, mvg);
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = open_for_update(c, vgn, lvn, &vg, &lv)))
+		return r;
+	if (check_convertible(vg, lv))
+		goto out;
+	if (a->metadata) {
+		if (!(meta = ulvm_lv_find(vg, mln))) {
+			fprintf(stderr, "  Unknown pool metadata LV %s.\n", mln);
+			goto out;
+		}
+		if (meta == lv) {
+			fprintf(stderr,
+			        "  Can't use same LV for pool data and metadata LV %s/%s.\n", vgn,
+			        lvn);
+			goto out;
+		}
+		if (!ulvm_lv_visible(meta) || ulvm_lv_is_thin_pool(meta) || ulvm_lv_is_thin(meta) ||
+		    ulvm_lv_snapshot(vg, meta, NULL) || ulvm_lv_snapshots(vg, meta, NULL, 0) ||
+		    (strcmp(ulvm_lv_segtype(meta), "linear") &&
+		     strcmp(ulvm_lv_segtype(meta), "striped"))) {
+			fprintf(stderr, "  Pool metadata LV %s/%s is of an unsupported type.\n",
+			        vgn, mln);
+			goto out;
+		}
+	}
+	p.chunk_size = a->chunk;
+	p.metadata_extents =
+	    a->meta_sectors ? (a->meta_sectors + vg->extent_size - 1) / vg->extent_size : 0;
+	p.zero = a->zero;
+	p.discards = a->discards;
+	p.no_spare = !a->spare;
+	p.pvs = a->pvs;
+	p.npvs = a->npvs;
+	chunk = p.chunk_size;
+	me = meta ? meta->le_count : p.metadata_extents;
+	if ((r = ulvm_thin_pool_sizes(vg, lv->le_count, &chunk, &me))) {
+		cli_fail(r);
+		goto out;
+	}
+	say_size(chunk, b1, sizeof(b1));
+	say_size(ulvm_thin_pool_max_data(chunk), b2, sizeof(b2));
+	cli_print("Thin pool volume with chunk size %s can address at most %s of data.", b1, b2);
+	if (a->zero != 0 && chunk >= 1024)
+		fprintf(stderr,
+		        "  WARNING: Pool zeroing and %s large chunk size slows down thin "
+		        "provisioning.\n  WARNING: Consider disabling zeroing (-Zn) or using "
+		        "smaller chunk size (<512.00 KiB).\n",
+		        b1);
+	if (meta)
+		ulvm_warn("Converting %s/%s and %s/%s to thin pool's data and metadata volumes "
+		          "with metadata wiping.",
+		          vgn, lvn, vgn, meta->name);
+	else
+		ulvm_warn("Converting %s/%s to thin pool's data volume with metadata wiping.", vgn,
+		          lvn);
+	fprintf(stderr, "  THIS WILL DESTROY CONTENT OF LOGICAL VOLUME (filesystem etc.)\n");
+	if (asked_no(c, "Do you really want to convert %s/%s? [y/n]: ", vgn, lvn, 0)) {
+		fprintf(stderr, "  Conversion aborted.\n");
+		goto out;
+	}
+	/* as LVM2: the LVs are deactivated for the conversion, an active LV's pool activated */
+	was_active = ulvm_lv_active(vg, lv);
+	if (check_not_open(vg, lv)) {
+		fprintf(stderr,
+		        "  Logical volume %s/%s in use.\n  Aborting. Failed to deactivate logical "
+		        "volume %s/%s.\n",
+		        vgn, lvn, vgn, lvn);
+		goto out;
+	}
+	if ((r = cli_activate_lv(c, vg, lv, false)) ||
+	    (meta && (r = cli_activate_lv(c, vg, meta, false)))) {
+		cli_fail(r);
+		goto out;
+	}
+	spare_before = ulvm_thin_pool_spare(vg);
+	spare_extents = spare_before ? spare_before->le_count : 0;
+	if ((r = ulvm_thin_pool_convert(vg, lv, meta, &p)) ||
+	    (r = ulvm_vg_commit(vg, cli_description(c)))) {
+		cli_fail(r);
+		goto out;
+	}
+	lv = ulvm_lv_find(vg, lvn);
+	ulvm_thin_pool_get(vg, lv, &pi);
+	if ((r = zero_lv(c, vg, pi.metadata_lv)) ||
+	    (ulvm_thin_pool_spare(vg) &&
+	     (ulvm_thin_pool_spare(vg) != spare_before ||
+	      ulvm_thin_pool_spare(vg)->le_count != spare_extents) &&
+	     (r = zero_lv(c, vg, ulvm_thin_pool_spare(vg)))) ||
+	    (was_active && (r = cli_activate_lv(c, vg, lv, true)))) {
+		cli_fail(r);
+		goto out;
+	}
+	if (!a->spare)
+		ulvm_warn("recovery of pools without pool metadata spare LV is not automated.");
+	if (a->metadata)
+		cli_print("Converted %s/%s and %s/%s to thin pool.", vgn, lvn, vgn, mln);
+	else
+		cli_print("Converted %s/%s to thin pool.", vgn, lvn);
+	rc = ECMD_PROCESSED;
+out:
+	ulvm_vg_close(vg);
+	return rc;
 }

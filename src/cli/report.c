@@ -714,6 +714,35 @@ static void f_pool_lv(struct cli *c, const struct row *r, struct strbuf *o)
 	if (info.pool_lv)
 		sb_puts(o, info.pool_lv);
 }
+/* data_lv, metadata_lv: a thin pool's sub-LVs, hidden ones in brackets as LVM2 shows them */
+static void put_sub_lv(struct strbuf *o, const struct ulvm_lv *sub)
+{
+	if (!sub)
+		return;
+	if (ulvm_lv_visible(sub))
+		sb_puts(o, sub->name);
+	else {
+		sb_puts(o, "[");
+		sb_puts(o, sub->name);
+		sb_puts(o, "]");
+	}
+}
+static void f_data_lv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_pool_info pi;
+
+	(void)c;
+	ulvm_thin_pool_get(r->vg, r->lv, &pi);
+	put_sub_lv(o, pi.data_lv);
+}
+static void f_metadata_lv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_pool_info pi;
+
+	(void)c;
+	ulvm_thin_pool_get(r->vg, r->lv, &pi);
+	put_sub_lv(o, pi.metadata_lv);
+}
 static void f_origin(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	struct ulvm_lv_info info;
@@ -1175,6 +1204,8 @@ static const struct field fields[] = {
     {"convert_lv", "Convert", F_STR, O_LV, 0, f_empty},
     {"mirror_log", "Log", F_STR, O_LV, 0, f_empty},
     {"pool_lv", "Pool", F_STR, O_LV, 0, f_pool_lv},
+    {"data_lv", "Data", F_STR, O_LV, 0, f_data_lv},
+    {"metadata_lv", "Meta", F_STR, O_LV, 0, f_metadata_lv},
     {"lv_tags", "LV Tags", F_STR, O_LV, 0, f_lv_tags},
     {"lv_time", "CTime", F_STR, O_LV, 26, f_lv_time},
     /* a live LV was not removed: LVM2's historical LVs (-H) are refused (report_run) */

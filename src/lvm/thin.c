@@ -437,6 +437,36 @@ static int seg_init_kept(struct ulvm_vg *vg, struct ulvm_seg *seg, const char *t
 	return add_kept(vg, seg);
 }
 
+/* The pool LV's one thin-pool segment over `data` and `meta` (LVM2's keys, in its order):
+ * what lvcreate of a pool and lvconvert to a pool share. */
+static int pool_seg_init(struct ulvm_vg *vg, struct ulvm_lv *pool, const struct ulvm_lv *data,
+                         const struct ulvm_lv *meta, uint32_t chunk, const char *discards, int zero)
+{
+	struct cfg_tree *t = keep_tree(vg);
+	struct ulvm_seg *seg;
+	int r;
+
+	if (!t || !(pool->segs = calloc(1, sizeof(*pool->segs))))
+		return ulvm_error(-ENOMEM, "out of memory");
+	pool->nsegs = 1;
+	seg = &pool->segs[0];
+	if ((r = seg_init_kept(vg, seg, "thin-pool", &segtype_thin_pool, data->le_count)))
+		return r;
+	if (!(seg->areas = calloc(1, sizeof(*seg->areas))) ||
+	    !(seg->areas[0].lv_name = strdup(data->name)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	seg->areas[0].type = ULVM_AREA_LV;
+	seg->area_count = 1;
+	if (!cfg_add_str(t, seg->extra, "metadata", meta->name) ||
+	    !cfg_add_str(t, seg->extra, "pool", data->name) ||
+	    !cfg_add_int(t, seg->extra, "transaction_id", 0) ||
+	    !cfg_add_int(t, seg->extra, "chunk_size", chunk) ||
+	    !cfg_add_str(t, seg->extra, "discards", discards ? discards : "passdown") ||
+	    (zero != 0 && !cfg_add_int(t, seg->extra, "zero_new_blocks", 1)))
+		return ulvm_error(-ENOMEM, "out of memory");
+	return 0;
+}
+
 int ulvm_thin_pool_create(struct ulvm_vg *vg, const struct ulvm_thin_pool_params *p,
                           struct ulvm_lv **out)
 {
@@ -447,7 +477,6 @@ int ulvm_thin_pool_create(struct ulvm_vg *vg, const struct ulvm_thin_pool_params
 	uint32_t stripe_size = stripes > 1 ? (p->stripe_size ? p->stripe_size : 128) : 0;
 	uint64_t data_extents = p->extents, meta_extents = p->metadata_extents;
 	struct cfg_tree *t = keep_tree(vg);
-	struct ulvm_seg *seg;
 	int r;
 
 	if (out)
@@ -518,30 +547,8 @@ int ulvm_thin_pool_create(struct ulvm_vg *vg, const struct ulvm_thin_pool_params
 	                    stripe_size, pvs, p->npvs)))
 		goto fail;
 
-	if (!(pool->segs = calloc(1, sizeof(*pool->segs)))) {
-		r = ulvm_error(-ENOMEM, "out of memory");
+	if ((r = pool_seg_init(vg, pool, data, meta, chunk, p->discards, p->zero)))
 		goto fail;
-	}
-	pool->nsegs = 1;
-	seg = &pool->segs[0];
-	if ((r = seg_init_kept(vg, seg, "thin-pool", &segtype_thin_pool, (uint32_t)data_extents)))
-		goto fail;
-	if (!(seg->areas = calloc(1, sizeof(*seg->areas))) ||
-	    !(seg->areas[0].lv_name = strdup(data->name))) {
-		r = ulvm_error(-ENOMEM, "out of memory");
-		goto fail;
-	}
-	seg->areas[0].type = ULVM_AREA_LV;
-	seg->area_count = 1;
-	if (!cfg_add_str(t, seg->extra, "metadata", meta->name) ||
-	    !cfg_add_str(t, seg->extra, "pool", data->name) ||
-	    !cfg_add_int(t, seg->extra, "transaction_id", 0) ||
-	    !cfg_add_int(t, seg->extra, "chunk_size", chunk) ||
-	    !cfg_add_str(t, seg->extra, "discards", p->discards ? p->discards : "passdown") ||
-	    (p->zero != 0 && !cfg_add_int(t, seg->extra, "zero_new_blocks", 1))) {
-		r = ulvm_error(-ENOMEM, "out of memory");
-		goto fail;
-	}
 	free(pvs);
 	vg_update_derived(vg);
 	if (out)
@@ -557,6 +564,84 @@ fail:
 		vg_drop_lv(vg, pool);
 	free(pvs);
 	return r;
+}
+
+/* A hidden LV's new name (nothing refers to it yet: a new or a plain LV). */
+static int hide_as(struct ulvm_lv *lv, const char *name)
+{
+	char *n = strdup(name);
+
+	if (!n)
+		return ulvm_error(-ENOMEM, "out of memory");
+	free(lv->name);
+	lv->name = n;
+	strlist_del(&lv->status, "VISIBLE");
+	return 0;
+}
+
+/* Move `lv` to index `at` of the VG's LV list. */
+static void vg_move_lv(struct ulvm_vg *vg, struct ulvm_lv *lv, size_t at)
+{
+	size_t i = 0;
+
+	while (i < vg->nlvs && vg->lvs[i] != lv)
+		i++;
+	if (i == vg->nlvs || at >= vg->nlvs)
+		return;
+	memmove(&vg->lvs[i], &vg->lvs[i + 1], (vg->nlvs - i - 1) * sizeof(*vg->lvs));
+	memmove(&vg->lvs[at + 1], &vg->lvs[at], (vg->nlvs - at - 1) * sizeof(*vg->lvs));
+	vg->lvs[at] = lv;
+}
+
+int ulvm_thin_pool_convert(struct ulvm_vg *vg, struct ulvm_lv *lv, struct ulvm_lv *meta,
+                           const struct ulvm_thin_pool_params *p)
+{
+	char name[LVM_NAME_MAX + 1], sub[LVM_NAME_MAX + 8], gen[LVM_NAME_MAX + 1];
+	uint32_t chunk = p->chunk_size;
+	uint64_t meta_extents = meta ? meta->le_count : p->metadata_extents;
+	struct ulvm_lv *pool = NULL, *spare;
+	bool given = meta != NULL;
+	int r;
+
+	if (strlen(lv->name) + 6 > LVM_NAME_MAX)
+		return ulvm_error(-EINVAL,
+		                  "Name of logical volume %s/%s is too long to be a pool name.",
+		                  vg->name, lv->name);
+	if ((r = ulvm_thin_pool_sizes(vg, lv->le_count, &chunk, &meta_extents)))
+		return r;
+	snprintf(name, sizeof(name), "%s", lv->name);
+	if (!meta) {
+		/* as LVM2: made as lvolN (at the end of the VG), renamed POOL_tmeta, hidden */
+		struct ulvm_lv_params lp = {
+		    .extents = meta_extents, .pvs = p->pvs, .npvs = p->npvs};
+		lv_generate_name(vg, gen, sizeof(gen));
+		lp.name = gen;
+		if ((r = ulvm_lv_create(vg, &lp, &meta)))
+			return r;
+	}
+	snprintf(sub, sizeof(sub), "%s_tmeta", name);
+	if ((r = hide_as(meta, sub)))
+		return r;
+	/* LVM2 looks at this pool's metadata only: a spare that holds it stays as it is */
+	spare = ulvm_thin_pool_spare(vg);
+	if (!p->no_spare && !(spare && spare->le_count >= meta_extents) &&
+	    (r = update_spare(vg, meta_extents, NULL, p->npvs, p->pvs)))
+		return r;
+	/* LVM2's layer: the LV, its UUID and extents, becomes the hidden POOL_tdata at the head
+	 * of the VG's list, a given metadata LV goes after it, and a new LV of the old name
+	 * (a new UUID) at the end is the pool. */
+	snprintf(sub, sizeof(sub), "%s_tdata", name);
+	if ((r = hide_as(lv, sub)))
+		return r;
+	if (given)
+		vg_move_lv(vg, meta, 0);
+	vg_move_lv(vg, lv, 0);
+	if ((r = new_lv_in(vg, name, true, NULL, 0, &pool)))
+		return r;
+	if ((r = pool_seg_init(vg, pool, lv, meta, chunk, p->discards, p->zero)))
+		return r;
+	vg_update_derived(vg);
+	return 0;
 }
 
 /* ---- queued pool messages ---- */
