@@ -433,6 +433,9 @@ int ulvm_lv_snapshot_create(struct ulvm_vg *vg, struct ulvm_lv *origin, struct u
                             uint32_t chunk_size);
 /* lvconvert --merge: record the merge (LVM2's merging_store); the caller commits. */
 int ulvm_lv_snapshot_merge(struct ulvm_vg *vg, struct ulvm_lv *cow);
+/* lvconvert --splitsnapshot: the snapshotN LV goes, the COW LV `cow` is a plain visible LV
+ * again (its data stays). */
+int ulvm_lv_snapshot_split(struct ulvm_vg *vg, struct ulvm_lv *cow);
 /* ulvm_lv_remove of a snapshot's COW LV removes the snapshot (both LVs); an origin with
  * snapshots cannot be removed before them. */
 

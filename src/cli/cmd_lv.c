@@ -1548,6 +1548,141 @@ static int merge_in_background(struct cli *c, const char *vgn, const char *origi
 	_exit(r ? ECMD_FAILED : ECMD_PROCESSED);
 }
 
+/* Commit, reload an active origin's stack (its snapshots changed), then say `done` (about
+ * VG/LV): the command's exit code. */
+static int commit_reload(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *origin,
+                         const char *done, const char *lvn)
+{
+	int r = ulvm_vg_commit(vg, cli_description(c));
+
+	if (!r && origin && ulvm_lv_active(vg, origin))
+		r = cli_activate_lv(c, vg, origin, true);
+	if (r)
+		return cli_fail(r);
+	cli_print(done, vg->name, lvn);
+	return ECMD_PROCESSED;
+}
+
+/* lvconvert -s VG/ORIGIN VG/COW: an existing LV becomes ORIGIN's snapshot store (LVM2's
+ * warning and question; its first 4 KiB zeroed unless -Zn). */
+static int lvconvert_snapshot(struct cli *c, const char *oarg, const char *carg, uint32_t chunk,
+                              int zero)
+{
+	char vgn[256], lvn[256], cvg[256], cln[256];
+	struct ulvm_snapshot s;
+	struct ulvm_vg *vg;
+	struct ulvm_lv *origin, *cow;
+	int r, rc = ECMD_FAILED;
+
+	if (cli_split_lv(oarg, vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr, "  The origin name should include the volume group.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (cli_split_lv(carg, cvg, sizeof(cvg), cln, sizeof(cln))) {
+		snprintf(cln, sizeof(cln), "%s", carg);
+		snprintf(cvg, sizeof(cvg), "%s", vgn);
+	}
+	if (strcmp(cvg, vgn)) {
+		fprintf(stderr, "  Please use a single volume group name (\"%s\" or \"%s\").\n",
+		        vgn, cvg);
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if (open_lv_arg(c, oarg, vgn, lvn, &vg, &origin))
+		return ECMD_FAILED;
+	if (!(cow = ulvm_lv_find(vg, cln))) {
+		cli_fail(ulvm_error(-ENOENT, "Failed to find logical volume \"%s/%s\"", vgn, cln));
+		goto out;
+	}
+	if (ulvm_lv_snapshot(vg, cow, NULL) || ulvm_lv_is_thin_pool(cow) || ulvm_lv_is_thin(cow)) {
+		fprintf(stderr,
+		        "  Command on LV %s/%s does not accept LV type %s.\n"
+		        "  Command not permitted on LV %s/%s.\n",
+		        vgn, cln,
+		        ulvm_lv_snapshot(vg, cow, NULL) ? "snapshot"
+		        : ulvm_lv_is_thin(cow)          ? "thin"
+		                                        : "thinpool",
+		        vgn, cln);
+		goto out;
+	}
+	if (ulvm_lv_is_thin_pool(origin)) {
+		fprintf(stderr, "  Snapshots of thin pool type volumes are not supported.\n");
+		goto out;
+	}
+	if (!chunk)
+		chunk = 8; /* LVM2's default: 4 KiB */
+	{
+		uint64_t ext = cow->le_count;
+		if ((r = ulvm_lv_snapshot_check(vg, origin, chunk, &ext))) {
+			cli_fail(r);
+			goto out;
+		}
+	}
+	ulvm_warn("Converting logical volume %s/%s to snapshot exception store.", vgn, cln);
+	fprintf(stderr, "  THIS WILL DESTROY CONTENT OF LOGICAL VOLUME (filesystem etc.)\n");
+	if (!c->yes && !c->force &&
+	    cli_yes_no("Do you really want to convert %s/%s? [y/n]: ", vgn, cln) == 'n') {
+		fprintf(stderr, "  Conversion aborted.\n");
+		goto out;
+	}
+	if (zero == 0)
+		ulvm_warn("%s/%s not zeroed.", vgn, cln);
+	if ((r = cli_activate_lv(c, vg, cow, false)) ||
+	    (r = wipe_new_lv(c, vg, cow, zero != 0, false)) ||
+	    (r = ulvm_lv_snapshot_create(vg, origin, cow, chunk))) {
+		cli_fail(r);
+		goto out;
+	}
+	/* the snapshot LV is made now (LVM2 stamps it with this command's time) */
+	if (ulvm_lv_snapshot(vg, cow, &s) && s.snap)
+		s.snap->creation_time = (int64_t)time(NULL);
+	rc = commit_reload(c, vg, origin, "Logical volume %s/%s converted to snapshot.", cln);
+out:
+	ulvm_vg_close(vg);
+	return rc;
+}
+
+/* lvconvert --splitsnapshot VG/SNAP: the COW LV is a plain LV again (LVM2 asks about an
+ * active one). */
+static int lvconvert_splitsnapshot(struct cli *c, const char *arg)
+{
+	char vgn[256], lvn[256];
+	struct ulvm_snapshot s;
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	int r, rc = ECMD_FAILED;
+
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if (open_lv_arg(c, arg, vgn, lvn, &vg, &lv))
+		return ECMD_FAILED;
+	if (!ulvm_lv_snapshot(vg, lv, &s) || s.cow != lv) {
+		fprintf(stderr,
+		        "  Command on LV %s/%s does not accept LV type %s.\n"
+		        "  Command not permitted on LV %s/%s.\n",
+		        vgn, lvn, ulvm_lv_segtype(lv), vgn, lvn);
+		goto out;
+	}
+	if (ulvm_lv_active(vg, lv)) {
+		if (!c->yes && !c->force &&
+		    cli_yes_no("Do you really want to split off active logical volume %s/%s? "
+		               "[y/n]: ",
+		               vgn, lvn) == 'n') {
+			fprintf(stderr, "  Logical volume %s/%s not split.\n", vgn, lvn);
+			goto out;
+		}
+	}
+	if ((r = ulvm_lv_snapshot_split(vg, lv))) {
+		cli_fail(r);
+		goto out;
+	}
+	rc = commit_reload(c, vg, s.origin, "Logical Volume %s/%s split from its origin.", lvn);
+out:
+	ulvm_vg_close(vg);
+	return rc;
+}
+
 int cmd_lvconvert(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -1565,7 +1700,10 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	                                   {"poolmetadatasize", required_argument, NULL, 7107},
 	                                   {"chunksize", required_argument, NULL, 'c'},
 	                                   {"zero", required_argument, NULL, 'Z'},
+	                                   {"snapshot", no_argument, NULL, 's'},
+	                                   {"splitsnapshot", no_argument, NULL, 7108},
 	                                   {0}};
+	bool snapshot = false, split = false;
 	bool merge = false, background = false, repair = false, no_spare = false;
 	const char *type = NULL, *thinpool = NULL;
 	struct cli_thinpool_args tp = {.zero = -1, .spare = true};
@@ -1573,7 +1711,7 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	int opt, r, rc = ECMD_PROCESSED;
 
 	merge_poll.interval = cli_polling_interval; /* -i wins */
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:", lo,
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:s", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
@@ -1591,6 +1729,10 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			}
 			no_spare = optarg[0] == 'n';
 			tp.spare = !no_spare;
+		} else if (opt == 's') {
+			snapshot = true;
+		} else if (opt == 7108) {
+			split = true;
 		} else if (opt == 7103) {
 			type = optarg;
 		} else if (opt == 7104) {
@@ -1654,6 +1796,10 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		            merge_poll.wait_first ? "after" : "before", merge_poll.interval);
 	if (repair && !merge && optind < argc)
 		return cli_lvconvert_repair(c, argc - optind, argv + optind, no_spare);
+	if (split && optind < argc)
+		return lvconvert_splitsnapshot(c, argv[optind]);
+	if (snapshot && !merge && optind + 2 == argc)
+		return lvconvert_snapshot(c, argv[optind], argv[optind + 1], tp.chunk, tp.zero);
 	if (!merge && !repair && (thinpool || (type && !strcmp(type, "thin-pool")))) {
 		const char *arg = thinpool ? thinpool : optind < argc ? argv[optind++] : NULL;
 		if (!arg) {

@@ -487,6 +487,24 @@ fail:
 	return r;
 }
 
+int ulvm_lv_snapshot_split(struct ulvm_vg *vg, struct ulvm_lv *cow)
+{
+	struct ulvm_snapshot s;
+	size_t i = 0;
+
+	if (!ulvm_lv_snapshot(vg, cow, &s) || s.cow != cow || !s.snap)
+		return ulvm_error(-EINVAL, "%s/%s is not a snapshot.", vg->name, cow->name);
+	if (strlist_add(&cow->status, "VISIBLE"))
+		return ulvm_error(-ENOMEM, "out of memory");
+	while (vg->lvs[i] != s.snap)
+		i++;
+	memmove(&vg->lvs[i], &vg->lvs[i + 1], (vg->nlvs - i - 1) * sizeof(*vg->lvs));
+	vg->nlvs--;
+	lv_free(s.snap);
+	vg_update_derived(vg);
+	return 0;
+}
+
 int ulvm_lv_snapshot_merge(struct ulvm_vg *vg, struct ulvm_lv *cow)
 {
 	struct ulvm_snapshot s, snaps[64];
