@@ -223,6 +223,9 @@ struct ulvm_pvcreate_opts {
 	 * is left as it was and -EEXIST returned. */
 	int (*decide)(void *arg, const struct ulvm_signature *sig);
 	void *decide_arg;
+	/* bytes: the data start this far past an alignment boundary (LVM2's
+	 * --dataalignmentoffset; not more than the alignment) */
+	uint64_t data_alignment_offset;
 };
 #define ULVM_DEFAULT 0xffffffffu
 /* bytes: LVM2's devices/pv_min_size; LVM2 does not use smaller devices as PVs */

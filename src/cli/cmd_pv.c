@@ -18,8 +18,9 @@
 static const char *pvcreate_restorefile;
 static bool pvcreate_norestorefile;
 
-int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o);
-int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
+int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate_opts *o);
+/* 1 when handled, 0 when not ours, or minus the exit code after the message is printed. */
+int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 {
 	uint64_t s;
 
@@ -28,16 +29,29 @@ int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 	case 2002:
 	case 2003:
 	case 2004:
-		if (ulvm_parse_size(arg, 'm', &s))
-			return -1;
+	case 2007:
+		/* As LVM2: the data alignment and its offset are KiB without a unit, the rest MiB.
+		 */
+		if (ulvm_parse_size(arg, opt == 2002 || opt == 2007 ? 'k' : 'm', &s))
+			return -cli_fail(-EINVAL);
+		if ((opt == 2002 || opt == 2007) && s > UINT32_MAX) {
+			fprintf(
+			    stderr,
+			    "  Physical volume data alignment%s is too big.\n  Run `%s --help' for "
+			    "more information.\n",
+			    opt == 2007 ? " offset" : "", cmd);
+			return -EINVALID_CMD_LINE;
+		}
 		if (opt == 2000)
 			o->metadata_size = s * SECTOR_SIZE;
 		else if (opt == 2002)
 			o->data_alignment = s * SECTOR_SIZE;
 		else if (opt == 2003)
 			o->bootloader_size = s * SECTOR_SIZE;
-		else
+		else if (opt == 2004)
 			o->set_size = s * SECTOR_SIZE;
+		else
+			o->data_alignment_offset = s * SECTOR_SIZE;
 		return 1;
 	case 2001:
 		o->metadata_copies = (unsigned)strtoul(arg, NULL, 10);
@@ -62,6 +76,7 @@ int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o)
 	    {"pvmetadatacopies", required_argument, NULL, 2001},                                   \
 	    {"metadatacopies", required_argument, NULL, 2001},                                     \
 	    {"dataalignment", required_argument, NULL, 2002},                                      \
+	    {"dataalignmentoffset", required_argument, NULL, 2007},                                \
 	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
 	    {"setphysicalvolumesize", required_argument, NULL, 2004},                              \
 	    {"uuid", required_argument, NULL, 'u'}, {"zero", required_argument, NULL, 'Z'},        \
@@ -266,11 +281,11 @@ int cmd_pvcreate(struct cli *c, int argc, char **argv)
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
-		r = pvcreate_opt(opt, optarg, &o);
+		r = pvcreate_opt("pvcreate", opt, optarg, &o);
 		if (r == 1)
 			continue;
 		if (r < 0)
-			return cli_fail(-EINVAL);
+			return -r;
 		return EINVALID_CMD_LINE;
 	}
 	if (optind >= argc) {

@@ -12,13 +12,14 @@
 #include "../util/util.h"
 #include "cli.h"
 
-int pvcreate_opt(int opt, const char *arg, struct ulvm_pvcreate_opts *o);
+int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate_opts *o);
 int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 
 #define PV_LONGOPTS                                                                                \
 	{"metadatasize", required_argument, NULL, 2000},                                           \
 	    {"pvmetadatacopies", required_argument, NULL, 2001},                                   \
 	    {"dataalignment", required_argument, NULL, 2002},                                      \
+	    {"dataalignmentoffset", required_argument, NULL, 2007},                                \
 	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
 	{                                                                                          \
 		"zero", required_argument, NULL, 'Z'                                               \
@@ -89,8 +90,10 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 				return EINVALID_CMD_LINE;
 			continue;
 		}
-		if ((r = pvcreate_opt(opt, optarg, &o.pv)) == 1)
+		if ((r = pvcreate_opt("vgcreate", opt, optarg, &o.pv)) == 1)
 			continue;
+		if (r < 0)
+			return -r;
 		switch (opt) {
 		case 's':
 			if (ulvm_parse_size(optarg, 'm', &s))
@@ -188,9 +191,10 @@ int cmd_vgextend(struct cli *c, int argc, char **argv)
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "Z:", lo, NULL)) !=
 	       -1) {
-		if (cli_common_opt(c, opt, optarg) == 1 || pvcreate_opt(opt, optarg, &o) == 1)
+		if (cli_common_opt(c, opt, optarg) == 1 ||
+		    (r = pvcreate_opt("vgextend", opt, optarg, &o)) == 1)
 			continue;
-		return EINVALID_CMD_LINE;
+		return r < 0 ? -r : EINVALID_CMD_LINE;
 	}
 	if (argc - optind < 2) {
 		fprintf(stderr, "  Please enter volume group name and physical volume(s)\n");

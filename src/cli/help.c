@@ -188,6 +188,8 @@ static const struct help_opt common_opts[] = {
 	{0, "metadatasize", "Size[m|UNIT]", "The size of the metadata area to reserve.", 0},       \
 	    {0, "pvmetadatacopies", "0|1|2", "The number of metadata areas on each PV.", 0},       \
 	    {0, "dataalignment", "Size[k|UNIT]", "Align the start of the data area to this.", 0},  \
+	    {0, "dataalignmentoffset", "Size[k|UNIT]",                                             \
+	     "Start the data area this far past an alignment boundary.", 0},                       \
 	    {0, "bootloaderareasize", "Size[m|UNIT]",                                              \
 	     "Reserve space for a bootloader between the metadata and the data.", 0},              \
 	{                                                                                          \

@@ -19,45 +19,137 @@ struct pv_layout {
 	uint64_t data_end; /* bytes: where extents must stop (second MDA or device end) */
 };
 
+/* Where the first metadata area ends, as LVM2 places it: at 4 KiB, `msize` long, its end
+ * moved up to the next alignment boundary and then by the alignment offset, each only when
+ * that still fits below `limit`; an area too long for the space is cut. 0, or -ENOSPC. */
+static int place_first_mda(uint64_t limit, uint64_t msize, uint64_t align, uint64_t offset,
+                           uint64_t *size)
+{
+	uint64_t start = LVM_MDA_START, rem;
+
+	if ((rem = (start + msize) % align) && start + msize + align - rem <= limit)
+		msize += align - rem;
+	if (offset && (start + msize) % align == 0 && start + msize + offset <= limit)
+		msize += offset;
+	if (start + msize > limit) {
+		if (limit - start > 2 * align) {
+			msize = limit - start - 2 * align;
+			if ((rem = (start + msize) % align))
+				msize += align - rem;
+			if (start + msize > limit)
+				return -ENOSPC;
+		} else {
+			msize = limit - start;
+		}
+	}
+	*size = msize;
+	return 0;
+}
+
+/* The second area ends the device, `msize` long, grown so that it starts on an alignment
+ * boundary when that does not reach below `limit` (the data start); one too long for the
+ * space takes what is left above `limit`. */
+static void place_second_mda(uint64_t size, uint64_t limit, uint64_t msize, uint64_t align,
+                             uint64_t *start, uint64_t *len)
+{
+	uint64_t rem;
+
+	if (msize > size || size - msize < limit) {
+		msize = size - limit;
+	} else if ((rem = (size - msize) % align) && msize + rem < size &&
+	           size - (msize + rem) >= limit) {
+		msize += rem;
+	}
+	*start = size - msize;
+	*len = msize;
+}
+
+/* LVM2's layout (format-text pv_initialise and add_metadata_area): the data start is the
+ * alignment plus its offset, or the end of the first metadata area, then a bootloader area
+ * of a whole number of alignments; a second metadata area at the end of the device. */
 static int plan_layout(const char *path, uint64_t size, const struct ulvm_pvcreate_opts *o,
                        struct pv_layout *L)
 {
 	uint64_t align = o && o->data_alignment ? o->data_alignment : LVM_DEFAULT_DATA_ALIGN;
+	uint64_t offset = o ? o->data_alignment_offset : 0;
 	uint64_t msize = o && o->metadata_size ? o->metadata_size : LVM_DEFAULT_MDA_SIZE;
+	uint64_t ba = o ? o->bootloader_size : 0, mda_end, limit;
 	unsigned copies = o && o->metadata_copies != ULVM_DEFAULT ? o->metadata_copies : 1;
 
 	memset(L, 0, sizeof(*L));
-	if (align % SECTOR_SIZE || align < 4096)
-		return ulvm_error(-EINVAL, "data alignment must be a multiple of 4 KiB");
+	if (align % SECTOR_SIZE || offset % SECTOR_SIZE)
+		return ulvm_error(-EINVAL, "data alignment must be a multiple of 512 bytes");
 	if (copies > 2)
 		return ulvm_error(-EINVAL, "a PV holds 0, 1 or 2 metadata areas, not %u", copies);
-	msize = round_up_u64(msize, 4096);
-	if (copies && msize < LVM_MIN_MDA_SIZE)
-		return ulvm_error(-EINVAL, "metadata area size must be at least 32 KiB");
-	L->pe_start = copies ? round_up_u64(LVM_MDA_START + msize, align) : align;
-	if (copies) {
-		L->mda_start[0] = LVM_MDA_START;
-		L->mda_size[0] = L->pe_start - LVM_MDA_START;
-		L->nmdas = 1;
+	if (align < offset)
+		return ulvm_error(
+		    -EINVAL,
+		    "%s: pe_align (%llu sectors) must not be less than pe_align_offset "
+		    "(%llu sectors)\n  Format-specific initialisation of physical "
+		    "volume %s failed.\n  Failed to setup physical volume \"%s\".",
+		    path, (unsigned long long)(align / SECTOR_SIZE),
+		    (unsigned long long)(offset / SECTOR_SIZE), path, path);
+	if (size < align + offset)
+		return ulvm_error(-EINVAL,
+		                  "%s: Data alignment must not exceed device size.\n  Failed to "
+		                  "setup physical volume \"%s\".",
+		                  path, path);
+	if (size < align + offset + ba)
+		return ulvm_error(
+		    -EINVAL,
+		    "%s: Bootloader area with data-aligned start must not exceed "
+		    "device size.\n  Format-specific initialisation of physical volume "
+		    "%s failed.\n  Failed to setup physical volume \"%s\".",
+		    path, path, path);
+	if (ba) {
+		L->ba_size = round_up_u64(ba, align);
+		if (L->ba_size > size - (align + offset))
+			L->ba_size = size - (align + offset);
 	}
-	if (o && o->bootloader_size) {
-		L->ba_start = L->pe_start;
-		L->ba_size = round_up_u64(o->bootloader_size, align);
-		L->pe_start += L->ba_size;
+	mda_end = align + offset;
+	for (unsigned i = 0; i < copies; i++) {
+		uint64_t got = 0;
+		int r = 0;
+
+		if (i == 0) {
+			limit = size - L->ba_size;
+			r = limit <= LVM_MDA_START
+			        ? -ENOSPC
+			        : place_first_mda(limit, msize, align, offset, &got);
+			if (!r) {
+				L->mda_start[0] = LVM_MDA_START;
+				L->mda_size[0] = got;
+				mda_end = LVM_MDA_START + got;
+			}
+		} else {
+			limit = mda_end + L->ba_size;
+			if (limit >= size)
+				r = -ENOSPC;
+			else
+				place_second_mda(size, limit, msize, align, &L->mda_start[1], &got);
+			L->mda_size[1] = got;
+		}
+		if (!r && got < LVM_MIN_MDA_SIZE)
+			return ulvm_error(
+			    -ENOSPC,
+			    "Metadata area size too small: %llu bytes. It must be at least "
+			    "%u bytes.\n  Not enough space available for metadata area "
+			    "with index %u on PV %s.\n  Failed to add metadata area for "
+			    "new physical volume %s\n  Failed to setup physical volume "
+			    "\"%s\".",
+			    (unsigned long long)got, LVM_MIN_MDA_SIZE, i, path, path, path);
+		if (r)
+			return ulvm_error(
+			    -ENOSPC,
+			    "Not enough space available for metadata area with index %u "
+			    "on PV %s.\n  Failed to add metadata area for new physical "
+			    "volume %s\n  Failed to setup physical volume \"%s\".",
+			    i, path, path, path);
+		L->nmdas = i + 1;
 	}
-	L->data_end = size;
-	if (copies == 2 && size > L->mda_size[0]) {
-		/* The second area ends the device, its start aligned down like the data. */
-		L->mda_start[1] = (size - L->mda_size[0]) / align * align;
-		L->mda_size[1] = size - L->mda_start[1];
-		L->data_end = L->mda_start[1];
-		L->nmdas = 2;
-	}
-	if (L->data_end <= L->pe_start)
-		return ulvm_error(-ENOSPC,
-		                  "%s: device of %llu bytes is too small for a PV (data "
-		                  "would start at %llu)",
-		                  path, (unsigned long long)size, (unsigned long long)L->pe_start);
+	L->ba_start = L->ba_size ? mda_end : 0;
+	L->pe_start = mda_end + L->ba_size;
+	L->data_end = L->nmdas == 2 ? L->mda_start[1] : size;
 	return 0;
 }
 
