@@ -492,6 +492,9 @@ int ulvm_thin_pool_create(struct ulvm_vg *vg, const struct ulvm_thin_pool_params
  * discards as for a new pool; the metadata LV is to be zeroed after the commit. */
 int ulvm_thin_pool_convert(struct ulvm_vg *vg, struct ulvm_lv *lv, struct ulvm_lv *meta,
                            const struct ulvm_thin_pool_params *p);
+/* lvconvert --swapmetadata: `meta` becomes the pool's POOL_tmeta (hidden) and the old
+ * metadata LV takes meta's name, visible. */
+int ulvm_thin_pool_swap_metadata(struct ulvm_vg *vg, struct ulvm_lv *pool, struct ulvm_lv *meta);
 int ulvm_thin_create(struct ulvm_vg *vg, struct ulvm_lv *pool, const char *name, uint64_t extents,
                      const char *const *tags, size_t ntags, struct ulvm_lv **out);
 /* A thin snapshot of thin LV `origin` (LVM2 sets the activation skip flag by default). */

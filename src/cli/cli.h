@@ -372,6 +372,7 @@ struct cli_thinpool_args {
 	size_t npvs;
 };
 int cli_lvconvert_thinpool(struct cli *c, const char *arg, const struct cli_thinpool_args *a);
+int cli_lvconvert_swapmetadata(struct cli *c, const char *arg, const char *metadata);
 /* lvchange --monitor y|n: ulvmd's monitor watches the active pool of `lv` (a pool or a thin
  * LV) or not, as LVM2 registers it with dmeventd; lvs -o seg_monitor's value for `seg`. */
 int cli_thin_monitor(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);

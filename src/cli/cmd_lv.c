@@ -1702,8 +1702,9 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	                                   {"zero", required_argument, NULL, 'Z'},
 	                                   {"snapshot", no_argument, NULL, 's'},
 	                                   {"splitsnapshot", no_argument, NULL, 7108},
+	                                   {"swapmetadata", no_argument, NULL, 7109},
 	                                   {0}};
-	bool snapshot = false, split = false;
+	bool snapshot = false, split = false, swap = false;
 	bool merge = false, background = false, repair = false, no_spare = false;
 	const char *type = NULL, *thinpool = NULL;
 	struct cli_thinpool_args tp = {.zero = -1, .spare = true};
@@ -1733,6 +1734,8 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			snapshot = true;
 		} else if (opt == 7108) {
 			split = true;
+		} else if (opt == 7109) {
+			swap = true;
 		} else if (opt == 7103) {
 			type = optarg;
 		} else if (opt == 7104) {
@@ -1796,6 +1799,8 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		            merge_poll.wait_first ? "after" : "before", merge_poll.interval);
 	if (repair && !merge && optind < argc)
 		return cli_lvconvert_repair(c, argc - optind, argv + optind, no_spare);
+	if (swap && tp.metadata && optind < argc)
+		return cli_lvconvert_swapmetadata(c, argv[optind], tp.metadata);
 	if (split && optind < argc)
 		return lvconvert_splitsnapshot(c, argv[optind]);
 	if (snapshot && !merge && optind + 2 == argc)

@@ -1279,3 +1279,53 @@ out:
 	ulvm_vg_close(vg);
 	return rc;
 }
+
+/* ---- lvconvert --swapmetadata --poolmetadata VG/MLV VG/POOL ---- */
+
+int cli_lvconvert_swapmetadata(struct cli *c, const char *arg, const char *metadata)
+{
+	char vgn[256], lvn[256];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *pool, *meta;
+	const char *mln = strrchr(metadata, '/') ? strrchr(metadata, '/') + 1 : metadata;
+	int r, rc = ECMD_FAILED;
+
+	if (cli_split_lv(arg, vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr, "  \"%s\": Invalid path for Logical Volume.\n", arg);
+		return EINVALID_CMD_LINE;
+	}
+	if ((r = open_for_update(c, vgn, lvn, &vg, &pool)))
+		return r;
+	if (!ulvm_lv_is_thin_pool(pool)) {
+		fprintf(stderr,
+		        "  Command on LV %s/%s does not accept LV type %s.\n"
+		        "  Command not permitted on LV %s/%s.\n",
+		        vgn, lvn, ulvm_lv_segtype(pool), vgn, lvn);
+		goto out;
+	}
+	if (!(meta = ulvm_lv_find(vg, mln))) {
+		fprintf(stderr, "  Unknown pool metadata LV %s.\n", mln);
+		goto out;
+	}
+	if (pool_real_active(vg, pool)) {
+		fprintf(stderr, "  Cannot convert pool %s/%s with active volumes.\n", vgn, lvn);
+		goto out;
+	}
+	if (!c->yes && !c->force &&
+	    cli_yes_no("Do you want to swap metadata of %s/%s pool with metadata volume %s/%s? "
+	               "[y/n]: ",
+	               vgn, lvn, vgn, mln) == 'n') {
+		fprintf(stderr, "  Conversion aborted.\n");
+		goto out;
+	}
+	if ((r = cli_activate_lv(c, vg, meta, false)) ||
+	    (r = ulvm_thin_pool_swap_metadata(vg, pool, meta)) ||
+	    (r = ulvm_vg_commit(vg, cli_description(c)))) {
+		cli_fail(r);
+		goto out;
+	}
+	rc = ECMD_PROCESSED;
+out:
+	ulvm_vg_close(vg);
+	return rc;
+}

@@ -644,6 +644,29 @@ int ulvm_thin_pool_convert(struct ulvm_vg *vg, struct ulvm_lv *lv, struct ulvm_l
 	return 0;
 }
 
+int ulvm_thin_pool_swap_metadata(struct ulvm_vg *vg, struct ulvm_lv *pool, struct ulvm_lv *meta)
+{
+	struct ulvm_thin_pool_info pi;
+	struct ulvm_lv *old;
+	char *name;
+
+	ulvm_thin_pool_get(vg, pool, &pi);
+	if (!(old = pi.metadata_lv) || old == meta)
+		return ulvm_error(-EINVAL, "%s/%s has no other metadata LV to swap with.", vg->name,
+		                  pool->name);
+	if (strlist_add(&old->status, "VISIBLE"))
+		return ulvm_error(-ENOMEM, "out of memory");
+	strlist_del(&meta->status, "VISIBLE");
+	name = old->name;
+	old->name = meta->name;
+	meta->name = name;
+	/* as LVM2's lists: the new metadata LV at the head, the old one at the end */
+	vg_move_lv(vg, meta, 0);
+	vg_move_lv(vg, old, vg->nlvs - 1);
+	vg_update_derived(vg);
+	return 0;
+}
+
 /* ---- queued pool messages ---- */
 
 static void kept_unlink(struct ulvm_seg *seg, struct cfg_node *node)
