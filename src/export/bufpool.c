@@ -1,9 +1,33 @@
 /* Pooled, page-aligned data buffers of the exports. */
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <string.h>
 
 #include "../util/util.h"
 #include "bufpool.h"
+
+/* Whole transparent huge pages (where the kernel has them): FUSE's copy into or out of a
+ * buffer pins it one 4 KiB page at a time, and a huge page's pin walks no page table. */
+void *bufpool_alloc_huge(size_t size)
+{
+	size_t hsize = (size + BUFPOOL_HUGE - 1) & ~(size_t)(BUFPOOL_HUGE - 1);
+	void *b;
+
+	if (posix_memalign(&b, BUFPOOL_HUGE, hsize))
+		return NULL;
+	(void)madvise(b, hsize, MADV_HUGEPAGE);
+	prefault_pages(b, size);
+	return b;
+}
+
+/* The bytes a buffer of class `k` takes (whole huge pages from BUFPOOL_HUGE_MIN on). */
+static uint64_t class_bytes(unsigned k)
+{
+	uint64_t size = bufpool_class_size(k);
+
+	return size >= BUFPOOL_HUGE_MIN ? (size + BUFPOOL_HUGE - 1) & ~(uint64_t)(BUFPOOL_HUGE - 1)
+	                                : size;
+}
 
 unsigned bufpool_class(uint32_t len)
 {
@@ -21,9 +45,11 @@ void *bufpool_get(struct bufpool *p, unsigned k)
 
 	if (b) {
 		memcpy(&p->free[k], b, sizeof(void *));
-		p->idle_bytes -= size;
+		p->idle_bytes -= class_bytes(k);
 		return b;
 	}
+	if (size >= BUFPOOL_HUGE_MIN)
+		return bufpool_alloc_huge(size);
 	if (posix_memalign(&b, 4096, size))
 		return NULL;
 	prefault_pages(b, size);
@@ -32,7 +58,7 @@ void *bufpool_get(struct bufpool *p, unsigned k)
 
 void bufpool_put(struct bufpool *p, void *buf, unsigned k)
 {
-	uint64_t size = bufpool_class_size(k);
+	uint64_t size = class_bytes(k);
 
 	if (p->idle_bytes + size > p->keep) {
 		free(buf);

@@ -7,10 +7,13 @@
 #ifndef ULVM_EXPORT_BUFPOOL_H
 #define ULVM_EXPORT_BUFPOOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#define BUFPOOL_MIN_SHIFT 12 /* 4 KiB ... */
-#define BUFPOOL_CLASSES   14 /* ... 32 MiB */
+#define BUFPOOL_MIN_SHIFT 12         /* 4 KiB ... */
+#define BUFPOOL_CLASSES   14         /* ... 32 MiB */
+#define BUFPOOL_HUGE      (2u << 20) /* a huge page */
+#define BUFPOOL_HUGE_MIN  (1u << 20) /* buffers of 1 MiB and more are in huge pages */
 
 struct bufpool {
 	void *free[BUFPOOL_CLASSES]; /* free lists, linked through each buffer's first bytes */
@@ -27,6 +30,8 @@ static inline uint64_t bufpool_class_size(unsigned k)
 /* A buffer of class `k` (its pages faulted in); NULL when out of memory. */
 void *bufpool_get(struct bufpool *p, unsigned k);
 void bufpool_put(struct bufpool *p, void *buf, unsigned k);
+/* `size` bytes (faulted in) in whole huge pages, for free(); NULL when out of memory. */
+void *bufpool_alloc_huge(size_t size);
 /* Free every idle buffer. */
 void bufpool_drain(struct bufpool *p);
 

@@ -1780,8 +1780,8 @@ static void *wbuf_take(struct fx_worker *w)
 {
 	void *base = w->nfree_rbufs ? w->free_rbufs[--w->nfree_rbufs] : NULL;
 
-	if (!base && posix_memalign(&base, 4096, FX_RBUF_SIZE))
-		return NULL;
+	if (!base)
+		base = bufpool_alloc_huge(FX_RBUF_SIZE);
 	return base;
 }
 
@@ -2187,7 +2187,7 @@ static int worker_setup(struct fuse_export *fx, struct fx_worker *w)
 	    ioctl(w->fd, FUSE_DEV_IOC_CLONE, &master) < 0)
 		return -errno;
 	if (!(w->slots = calloc(FX_WORKER_DEPTH, sizeof(*w->slots))) ||
-	    posix_memalign(&w->base, 4096, FX_RBUF_SIZE))
+	    !(w->base = bufpool_alloc_huge(FX_RBUF_SIZE)))
 		return -ENOMEM;
 	for (unsigned i = 0; i < FX_WORKER_DEPTH; i++) {
 		w->slots[i].next = w->free_slots;
