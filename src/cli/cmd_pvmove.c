@@ -92,13 +92,18 @@ struct pvmove_args {
 /* An online move: looks at it in ulvmd (ulvm_pvmove_poll) until it is finished, the VG's lock
  * released between them as LVM2's polling does (so other commands run meanwhile); a look
  * every 0.2 s, the progress printed every --interval seconds. *vgp is open again at the end
- * (NULL if it could not be reopened). */
-static int poll_online(struct cli *c, struct ulvm_vg **vgp, const char *mirr_name,
+ * (NULL if it could not be reopened). Returns 1 when the move is gone between two looks
+ * (another command finished or aborted it: LVM2's "No pvmove in progress"), 0 when this
+ * command saw it finish. */
+static int poll_online(struct cli *c, struct ulvm_vg **vgp, const struct ulvm_lv *mirr0,
                        struct progress *pr)
 {
 	struct ulvm_pvmove_progress p = {0};
-	char *vg_name = strdup((*vgp)->name), *name = strdup(mirr_name);
+	char *vg_name = strdup((*vgp)->name), *name = strdup(mirr0->name);
+	char uuid[sizeof(mirr0->uuid)];
 	int r = 0;
+
+	memcpy(uuid, mirr0->uuid, sizeof(uuid));
 
 	if (!vg_name || !name) {
 		free(vg_name);
@@ -109,8 +114,12 @@ static int poll_online(struct cli *c, struct ulvm_vg **vgp, const char *mirr_nam
 		struct ulvm_lv *mirr = ulvm_lv_find(*vgp, name);
 		struct timespec pause = {0, 200 * 1000 * 1000};
 
-		if (!mirr || !ulvm_strlist_has(&mirr->status, "PVMOVE")) /* finished meanwhile */
+		/* Gone meanwhile, as LVM2 checks: by name, uuid and the PVMOVE flag. */
+		if (!mirr || strcmp(mirr->uuid, uuid) ||
+		    !ulvm_strlist_has(&mirr->status, "PVMOVE")) {
+			r = 1;
 			break;
+		}
 		if ((r = ulvm_pvmove_poll(*vgp, mirr, &p, cli_description(c))) < 0)
 			break;
 		on_progress(pr, &p);
@@ -148,10 +157,16 @@ static int continue_move(struct cli *c, struct ulvm_vg **vgp, struct ulvm_lv *mi
 		kill_hook(&pr);
 		pr.last = now_s();
 		if (ulvm_pvmove_online(*vgp, mirr))
-			r = poll_online(c, vgp, mirr->name, &pr);
+			r = poll_online(c, vgp, mirr, &pr);
 		else
 			r = ulvm_pvmove_run(*vgp, mirr, on_progress, &pr, cli_description(c));
-		if (!r && !c->quiet) {
+		if (r == 1) { /* as LVM2's polling: a success */
+			r = 0;
+			if (!c->quiet)
+				printf(
+				    "  %s: No pvmove in progress - already finished or aborted.\n",
+				    pr.pv);
+		} else if (!r && !c->quiet) {
 			struct ulvm_pvmove_progress done = {.done = 1, .total = 1};
 			print_progress(&pr, &done);
 		}
