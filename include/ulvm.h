@@ -226,6 +226,9 @@ struct ulvm_pvcreate_opts {
 	/* bytes: the data start this far past an alignment boundary (LVM2's
 	 * --dataalignmentoffset; not more than the alignment) */
 	uint64_t data_alignment_offset;
+	/* the sector (0..3) of the label when label_sector_set (LVM2's --labelsector); else 1 */
+	unsigned label_sector;
+	bool label_sector_set;
 };
 #define ULVM_DEFAULT 0xffffffffu
 /* bytes: LVM2's devices/pv_min_size; LVM2 does not use smaller devices as PVs */

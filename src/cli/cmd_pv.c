@@ -56,6 +56,30 @@ int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate
 	case 2001:
 		o->metadata_copies = (unsigned)strtoul(arg, NULL, 10);
 		return 1;
+	case 2008: {
+		/* LVM2's int_arg: decimal, an optional '+', nothing after */
+		char *end;
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || end == arg || *end ||
+		    !(isdigit((unsigned char)arg[0]) || arg[0] == '+')) {
+			fprintf(stderr, "  Invalid argument for --labelsector: %s\n", arg);
+			cli_parse_error();
+			return -EINVALID_CMD_LINE;
+		}
+		if (v >= 4) { /* the label scan reads sectors 0..3 */
+			fprintf(stderr,
+			        "  labelsector must be less than %u.\n  Run `%s --help' for more "
+			        "information.\n",
+			        4u, cmd);
+			return -EINVALID_CMD_LINE;
+		}
+		o->label_sector = (unsigned)v;
+		o->label_sector_set = true;
+		return 1;
+	}
 	case 'u':
 		o->uuid = arg;
 		return 1;
@@ -78,6 +102,7 @@ int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate
 	    {"dataalignment", required_argument, NULL, 2002},                                      \
 	    {"dataalignmentoffset", required_argument, NULL, 2007},                                \
 	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
+	    {"labelsector", required_argument, NULL, 2008},                                        \
 	    {"setphysicalvolumesize", required_argument, NULL, 2004},                              \
 	    {"uuid", required_argument, NULL, 'u'}, {"zero", required_argument, NULL, 'Z'},        \
 	    {"restorefile", required_argument, NULL, 2006},                                        \

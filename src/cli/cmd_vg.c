@@ -21,6 +21,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 	    {"dataalignment", required_argument, NULL, 2002},                                      \
 	    {"dataalignmentoffset", required_argument, NULL, 2007},                                \
 	    {"bootloaderareasize", required_argument, NULL, 2003},                                 \
+	    {"labelsector", required_argument, NULL, 2008},                                        \
 	{                                                                                          \
 		"zero", required_argument, NULL, 'Z'                                               \
 	}

@@ -192,6 +192,7 @@ static const struct help_opt common_opts[] = {
 	     "Start the data area this far past an alignment boundary.", 0},                       \
 	    {0, "bootloaderareasize", "Size[m|UNIT]",                                              \
 	     "Reserve space for a bootloader between the metadata and the data.", 0},              \
+	    {0, "labelsector", "Number", "The sector (0..3) of the PV's label (default 1).", 0},   \
 	{                                                                                          \
 		'Z', "zero", "y|n", "Wipe the first 4 sectors of the device (default y).", 0       \
 	}

@@ -81,6 +81,8 @@ static int plan_layout(const char *path, uint64_t size, const struct ulvm_pvcrea
 		return ulvm_error(-EINVAL, "data alignment must be a multiple of 512 bytes");
 	if (copies > 2)
 		return ulvm_error(-EINVAL, "a PV holds 0, 1 or 2 metadata areas, not %u", copies);
+	if (o && o->label_sector_set && o->label_sector >= LABEL_SCAN_SECTORS)
+		return ulvm_error(-EINVAL, "labelsector must be less than %u.", LABEL_SCAN_SECTORS);
 	if (align < offset)
 		return ulvm_error(
 		    -EINVAL,
@@ -205,7 +207,7 @@ static int pvcreate_locked(struct ulvm_ctx *ctx, const char *path,
 		return r;
 
 	memset(&label, 0, sizeof(label));
-	label.sector = 1;
+	label.sector = o && o->label_sector_set ? o->label_sector : 1;
 	if (o && o->uuid) {
 		if ((r = uuid_parse(o->uuid, label.pv_uuid)))
 			return r;
