@@ -388,6 +388,36 @@ int cli_lvresize_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uin
 /* After its size line: LVM2's over-provisioning warning when a thin LV grew from `old`. */
 void cli_lvresized_thin(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, uint32_t old);
 
+/* lvchange/vgchange: LVM2's options about activation beyond -a (cmd_dm.c parses them). */
+struct cli_act_opts {
+	const char *monitor;    /* --monitor y|n, NULL unset */
+	int poll;               /* --poll y|n: 1, 0, -1 unset */
+	bool ignore_monitoring; /* --ignoremonitoring (and --sysinit) */
+	bool readonly;          /* --readonly */
+	bool refresh;           /* --refresh */
+	bool partial;           /* -P|--partial, --activationmode partial */
+};
+#define ACT_LONGOPTS                                                                               \
+	{"monitor", required_argument, NULL, 8100}, {"poll", required_argument, NULL, 8101},       \
+	    {"ignoremonitoring", no_argument, NULL, 8102}, {"readonly", no_argument, NULL, 8103},  \
+	    {"refresh", no_argument, NULL, 8104}, {"partial", no_argument, NULL, 'P'},             \
+	    {"activationmode", required_argument, NULL, 8105},                                     \
+	    {"sysinit", no_argument, NULL, 8106},                                                  \
+	{                                                                                          \
+		"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE                \
+	}
+#define ACT_SHORTOPTS "P"
+/* One of ACT_LONGOPTS for command `cmd`: 1 handled, 0 not one of them, -1 refused (said). */
+int cli_act_opt(struct cli *c, struct cli_act_opts *o, int opt, const char *arg, const char *cmd);
+/* After parsing: LVM2's lines for what the options ask (-P's warning), or a refusal of what
+ * ulvm cannot do; 0 or the exit code. */
+int cli_act_check(const struct cli_act_opts *o);
+/* --readonly of a command that would lock the VG: LVM2's three lines (the caller fails). */
+void cli_act_readonly_refused(const char *vg);
+/* Partial activation of a VG with a missing PV: LVM2 activates with "error" targets for the
+ * missing pieces; ulvm refuses (-EOPNOTSUPP, the error set). 0 for a complete VG. */
+int cli_act_partial_refused(const struct ulvm_vg *vg);
+
 /* cmd_dm.c: activate (or refresh) / deactivate an LV in the active-device state. */
 int cli_activate_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv, bool on);
 /* An active origin with a merging snapshot: wait for the merge (progress lines) and finish

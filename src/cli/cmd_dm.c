@@ -528,6 +528,80 @@ static int vg_check_not_in_use(struct ulvm_vg *vg)
 	return 0;
 }
 
+int cli_act_opt(struct cli *c, struct cli_act_opts *o, int opt, const char *arg, const char *cmd)
+{
+	(void)c;
+	switch (opt) {
+	case 8100:
+	case 8101:
+		if (strcmp(arg, "y") && strcmp(arg, "n")) {
+			fprintf(stderr, "  Invalid argument for --%s: %s\n",
+			        opt == 8100 ? "monitor" : "poll", arg);
+			cli_parse_error();
+			return -1;
+		}
+		if (opt == 8100)
+			o->monitor = arg;
+		else
+			o->poll = arg[0] == 'y';
+		return 1;
+	case 8102:
+		o->ignore_monitoring = true;
+		return 1;
+	case 8103:
+		o->readonly = true;
+		return 1;
+	case 8104:
+		o->refresh = true;
+		return 1;
+	case 'P':
+		o->partial = true;
+		return 1;
+	case 8105:
+		/* LVM2: complete and degraded differ only for raid LVs with a missing image */
+		if (strcmp(arg, "partial") && strcmp(arg, "degraded") && strcmp(arg, "complete")) {
+			fprintf(stderr,
+			        "  Invalid activation mode given.\n  Run `%s --help' for more "
+			        "information.\n",
+			        cmd);
+			return -1;
+		}
+		o->partial = !strcmp(arg, "partial");
+		return 1;
+	case 8106: /* LVM2: --ignorelockingfailure --ignoremonitoring --poll n */
+		c->ignore_lock_failure = o->ignore_monitoring = true;
+		o->poll = 0;
+		return 1;
+	}
+	return 0;
+}
+
+int cli_act_check(const struct cli_act_opts *o)
+{
+	if (o->partial)
+		fprintf(stderr, "  PARTIAL MODE. Incomplete logical volumes will be processed.\n");
+	return 0;
+}
+
+void cli_act_readonly_refused(const char *vg)
+{
+	fprintf(stderr,
+	        "  Operation prohibited while --readonly is set.\n  Can't get lock for %s.\n"
+	        "  Cannot process volume group %s\n",
+	        vg, vg);
+}
+
+int cli_act_partial_refused(const struct ulvm_vg *vg)
+{
+	for (size_t i = 0; i < vg->npvs; i++)
+		if (vg->pvs[i]->missing)
+			return ulvm_error(-EOPNOTSUPP,
+			                  "Volume group %s has a missing PV: ulvm does not support "
+			                  "partial activation (-P|--activationmode partial).",
+			                  vg->name);
+	return 0;
+}
+
 int cmd_vgchange(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -546,16 +620,27 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	    {"metadataprofile", required_argument, NULL, OPT_METADATAPROFILE},
 	    {"detachprofile", no_argument, NULL, OPT_DETACHPROFILE},
 	    {"setautoactivation", required_argument, NULL, OPT_SETAUTOACTIVATION},
+	    ACT_LONGOPTS,
+	    {"lockstart", no_argument, NULL, 8120},
+	    {"lockstop", no_argument, NULL, 8121},
+	    {"locktype", required_argument, NULL, 8122},
+	    {"systemid", required_argument, NULL, 8123},
+	    {"autoactivation", required_argument, NULL, 8124},
 	    {0}};
+	struct cli_act_opts ao = {.poll = -1};
+	const char *autoactivation = NULL;
+	char **all = NULL;
+	size_t nall = 0;
 	const char *act = NULL, *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 	struct cli_vg_attrs attrs = {.resizeable = -1, .max_lv = -1};
 	struct cli_settings set;
-	bool change_attrs = false;
+	bool change_attrs = false, lockd = false;
 
 	cli_settings_init(&set);
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:x:l:uK", lo,
+	while ((opt = getopt_long(argc, argv,
+	                          COMMON_SHORTOPTS CHANGE_SHORTOPTS ACT_SHORTOPTS "a:S:x:l:uK", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
@@ -587,6 +672,27 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			attrs.new_uuid = change_attrs = true;
 			continue;
 		}
+		if ((r = cli_act_opt(c, &ao, opt, optarg, "vgchange")) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			continue;
+		}
+		/* LVM2 without lvmlockd says so and goes on (exit 0) */
+		if (opt == 8120 || opt == 8121 || opt == 8122) {
+			fprintf(stderr, "  Using lock %s requires lvmlockd.\n",
+			        opt == 8122 ? "type" : "start and lock stop");
+			lockd = true;
+			continue;
+		}
+		if (opt == 8123) {
+			fprintf(stderr, "  ulvm does not support --systemid (ulvm has no local "
+			                "system ID).\n");
+			return ECMD_FAILED;
+		}
+		if (opt == 8124) {
+			autoactivation = optarg;
+			continue;
+		}
 		if (opt == 'S')
 			c->select = optarg;
 		else if (opt == 'K')
@@ -600,7 +706,10 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		else
 			return EINVALID_CMD_LINE;
 	}
-	if ((optind >= argc && !c->select) || (!act && !nadd && !ndel && !change_attrs)) {
+	bool lv_ops = act || ao.refresh || ao.monitor || ao.poll == 1;
+	if (!lv_ops && !nadd && !ndel && !change_attrs && lockd)
+		return ECMD_PROCESSED;
+	if (!lv_ops && !nadd && !ndel && !change_attrs) {
 		fprintf(stderr, "  Usage: ulvm vgchange -a y|n | --addtag T | --deltag T VG...\n");
 		return EINVALID_CMD_LINE;
 	}
@@ -610,6 +719,14 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	}
 	if (set.profile && (r = cli_settings_check_profile(set.profile)))
 		return r;
+	/* LVM2: only "event" is known; otherwise it says so and does nothing (exit 0) */
+	if (autoactivation && strcmp(autoactivation, "event")) {
+		cli_print("Skip vgchange for unknown autoactivation value.");
+		return ECMD_PROCESSED;
+	}
+	if (ao.ignore_monitoring)
+		ao.monitor = NULL;
+	cli_act_check(&ao);
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	argv += optind;
@@ -617,6 +734,13 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 	optind = 0;
 	if (c->select && (rc = cli_select_names(c, REPORT_VG, &argv, &argc)) != ECMD_PROCESSED)
 		return rc;
+	/* no VG named: every VG, as LVM2 */
+	if (!argc && !c->select) {
+		if ((r = cli_vg_names(c, &all, &nall)))
+			return cli_fail(r);
+		argv = all;
+		argc = (int)nall;
+	}
 	for (int i = optind; i < argc; i++) {
 		struct ulvm_vg *vg;
 		size_t active = 0;
@@ -624,6 +748,11 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		/* -aay: LVM2 passes over a VG whose autoactivation is off, saying nothing */
 		bool autoact = act && !strcmp(act, "ay");
 
+		if (ao.readonly && (act || nadd || ndel || change_attrs)) {
+			cli_act_readonly_refused(argv[i]);
+			rc = ECMD_FAILED;
+			continue;
+		}
 		if ((r = cli_vg_open(
 		         c, argv[i],
 		         nadd || ndel || change_attrs ? ULVM_LOCK_WRITE : ULVM_LOCK_READ, &vg))) {
@@ -650,7 +779,8 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			ulvm_vg_close(vg);
 			continue;
 		}
-		if (act && !on && (r = vg_check_not_in_use(vg))) {
+		if ((act && !on && (r = vg_check_not_in_use(vg))) ||
+		    (ao.partial && on && (r = cli_act_partial_refused(vg)))) {
 			rc = cli_fail(r);
 			ulvm_vg_close(vg);
 			continue;
@@ -659,12 +789,24 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 			ulvm_vg_close(vg);
 			continue;
 		}
-		for (size_t l = 0; act && l < vg->nlvs; l++) {
+		for (size_t l = 0; lv_ops && l < vg->nlvs; l++) {
 			struct ulvm_lv *lv = vg->lvs[l];
+			bool was = ulvm_lv_active(vg, lv);
 			if (!ulvm_lv_visible(lv) || (autoact && !cli_lv_autoactivates(vg, lv)))
 				continue;
-			if ((r = cli_activate_lv(c, vg, lv, on)) ||
-			    (on && (r = cli_merge_poll(c, vg, lv)))) {
+			/* --refresh: an active LV's devices reload their tables from the metadata
+			 */
+			if ((act || (ao.refresh && was)) &&
+			    (r = cli_activate_lv(c, vg, lv, act ? on : true))) {
+				rc = cli_fail(r);
+				continue;
+			}
+			if (((act && on && ao.poll != 0) || (!act && ao.poll == 1 && was)) &&
+			    (r = cli_merge_poll(c, vg, lv))) {
+				rc = cli_fail(r);
+				continue;
+			}
+			if (ao.monitor && (r = cli_thin_monitor(c, vg, lv, ao.monitor[0] == 'y'))) {
 				rc = cli_fail(r);
 				continue;
 			}
@@ -673,9 +815,10 @@ int cmd_vgchange(struct cli *c, int argc, char **argv)
 		if (act)
 			cli_print("%zu logical volume(s) in volume group \"%s\" now active", active,
 			          vg->name);
-		else
+		else if (nadd || ndel || change_attrs || cli_settings_any(&set))
 			cli_print("Volume group \"%s\" successfully changed", vg->name);
 		ulvm_vg_close(vg);
 	}
+	cli_free_names(all, nall);
 	return rc;
 }

@@ -1202,6 +1202,32 @@ static int open_lv_arg(struct cli *c, const char *arg, char vgn[256], char lvn[2
 	return 0;
 }
 
+/* lvchange --resync|--syncaction|--rebuild are for raid/mirror LVs (LVM2's two lines, exit
+ * 5, for the others; ulvm cannot do them on raid/mirror LVs either), and partial activation
+ * of an LV with a missing PV is not in ulvm. 0 or the exit code, the line printed. */
+static int lvchange_raid_or_partial(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *raidopt)
+{
+	const char *type = ulvm_lv_segtype(lv);
+
+	if (!raidopt)
+		return cli_act_partial_refused(vg) ? cli_fail(-EOPNOTSUPP) : 0;
+	if (!strncmp(type, "raid", 4) || !strncmp(type, "mirror", 6)) {
+		fprintf(stderr, "  ulvm does not support lvchange --%s.\n", raidopt);
+		return ECMD_FAILED;
+	}
+	if (ulvm_lv_snapshot(vg, lv, NULL))
+		type = "snapshot";
+	else if (ulvm_lv_is_thin_pool(lv))
+		type = "thinpool";
+	else if (ulvm_lv_is_thin(lv))
+		type = "thin";
+	fprintf(stderr,
+	        "  Command on LV %s/%s does not accept LV type %s.\n  Command not permitted on "
+	        "LV %s/%s.\n",
+	        vg->name, lv->name, type, vg->name, lv->name);
+	return ECMD_FAILED;
+}
+
 int cmd_lvchange(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -1212,20 +1238,25 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"select", required_argument, NULL, 'S'},
 	                                   {"permission", required_argument, NULL, 'p'},
 	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
-	                                   {"monitor", required_argument, NULL, 8002},
+	                                   ACT_LONGOPTS,
+	                                   {"resync", no_argument, NULL, 8003},
+	                                   {"syncaction", required_argument, NULL, 8004},
+	                                   {"rebuild", required_argument, NULL, 8005},
 	                                   SETTINGS_LONGOPTS,
 	                                   {"detachprofile", no_argument, NULL, OPT_DETACHPROFILE},
 	                                   {0}};
 	struct cli_settings set;
-	const char *perm = NULL, *monitor = NULL;
+	const char *perm = NULL, *monitor = NULL, *raidopt = NULL;
+	struct cli_act_opts ao = {.poll = -1};
 	const char *add[32], *del[32];
 	size_t nadd = 0, ndel = 0;
 	int opt, r, rc = ECMD_PROCESSED;
 	const char *activate = NULL;
 
 	cli_settings_init(&set);
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "a:S:p:Kr:M:j:", lo,
-	                          NULL)) != -1) {
+	while ((opt = getopt_long(
+	            argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS ACT_SHORTOPTS "a:S:p:Kr:M:j:", lo,
+	            NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt != 'p' && (r = cli_settings_opt(&set, opt, optarg)) != 0) {
@@ -1251,13 +1282,13 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 			c->ignore_activation_skip = true;
 			continue;
 		}
-		if (opt == 8002) {
-			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
-				fprintf(stderr, "  Invalid argument for --monitor: %s\n", optarg);
-				cli_parse_error();
+		if ((r = cli_act_opt(c, &ao, opt, optarg, "lvchange")) != 0) {
+			if (r < 0)
 				return EINVALID_CMD_LINE;
-			}
-			monitor = optarg;
+			continue;
+		}
+		if (opt == 8003 || opt == 8004 || opt == 8005) {
+			raidopt = opt == 8003 ? "resync" : opt == 8004 ? "syncaction" : "rebuild";
 			continue;
 		}
 		if (opt == 8000 && nadd < ARRAY_SIZE(add))
@@ -1291,6 +1322,8 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		return r;
 	if (set.profile && (r = cli_settings_check_profile(set.profile)))
 		return r;
+	monitor = ao.ignore_monitoring ? NULL : ao.monitor;
+	cli_act_check(&ao);
 	if ((r = cli_open_ctx(c)))
 		return cli_fail(r);
 	argv += optind;
@@ -1304,8 +1337,31 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		struct ulvm_lv *lv;
 		bool changed = false, tell = false, set_failed = false;
 
+		if (ao.readonly && (activate || nadd || ndel || perm || cli_settings_any(&set))) {
+			char v[256], n[256];
+			cli_act_readonly_refused(
+			    cli_split_lv(argv[i], v, sizeof(v), n, sizeof(n)) ? argv[i] : v);
+			rc = ECMD_FAILED;
+			continue;
+		}
 		if (open_lv_arg(c, argv[i], vgn, lvn, &vg, &lv)) {
 			rc = ECMD_FAILED;
+			continue;
+		}
+		if (raidopt || (ao.partial && activate && activate[0] != 'n')) {
+			if ((r = lvchange_raid_or_partial(vg, lv, raidopt))) {
+				rc = r;
+				cmdlog_done(ECMD_FAILED);
+				ulvm_vg_close(vg);
+				continue;
+			}
+		}
+		/* --poll y|n names an active LV (LVM2's words otherwise) */
+		if (ao.poll >= 0 && !activate && !ulvm_lv_active(vg, lv)) {
+			fprintf(stderr, "  Logical volume %s/%s is not active.\n", vgn, lvn);
+			rc = ECMD_FAILED;
+			cmdlog_done(ECMD_FAILED);
+			ulvm_vg_close(vg);
 			continue;
 		}
 		r = 0;
@@ -1326,7 +1382,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		if (!r && (nadd || ndel || perm || changed))
 			r = ulvm_vg_commit(vg, cli_description(c));
 		/* an active LV's table follows its new permission (LVM2 reloads it) */
-		if (!r && perm && !activate && ulvm_lv_active(vg, lv))
+		if (!r && (perm || ao.refresh) && !activate && ulvm_lv_active(vg, lv))
 			r = cli_activate_lv(c, vg, lv, true);
 		struct ulvm_snapshot snap;
 		/* A snapshot is (de)activated with its origin and every other snapshot. */
@@ -1345,8 +1401,10 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		bool skip = activate && !strcmp(activate, "ay") && !cli_lv_autoactivates(vg, lv);
 		if (!r && activate && !skip)
 			r = cli_activate_lv(c, vg, lv, activate[0] != 'n');
-		/* An origin whose snapshot merges: the merge runs now (LVM2 polls it). */
-		if (!r && activate && activate[0] != 'n' && !skip)
+		/* An origin whose snapshot merges: the merge runs now (LVM2 polls it), unless
+		 * --poll n; --poll y of an active LV polls it. */
+		if (!r && ((activate && activate[0] != 'n' && !skip && ao.poll != 0) ||
+		           (!activate && ao.poll == 1)))
 			r = cli_merge_poll(
 			    c, vg,
 			    ulvm_lv_snapshot(vg, lv, &snap) && snap.origin ? snap.origin : lv);

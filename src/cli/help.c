@@ -196,6 +196,21 @@ static const struct help_opt common_opts[] = {
 	{                                                                                          \
 		'Z', "zero", "y|n", "Wipe the first 4 sectors of the device (default y).", 0       \
 	}
+/* lvchange/vgchange's activation options beyond -a (cli_act_opt). */
+#define O_ACTIVATION_OPTS                                                                          \
+	{0, "refresh", NULL, "Reload the active LVs' tables from the metadata.", 0},               \
+	    {0, "poll", "y|n",                                                                     \
+	     "y: finish a pending snapshot merge of an active LV now; n: leave it for later.", 0}, \
+	    {'P', "partial", NULL,                                                                 \
+	     "Partial mode (refused for a VG with a missing PV: no partial activation).", 0},      \
+	    {0, "activationmode", "partial|degraded|complete",                                     \
+	     "complete and degraded: the default; partial: as -P.", 0},                            \
+	    {0, "ignoremonitoring", NULL, "Leave monitoring (--monitor) as it is.", 0},            \
+	    {0, "ignorelockingfailure", NULL, "Go on read-only when the VG lock fails.", 0},       \
+	    {0, "sysinit", NULL, "--ignorelockingfailure --ignoremonitoring --poll n.", 0},        \
+	{                                                                                          \
+		0, "readonly", NULL, "Refuse anything that changes metadata or activates.", 0      \
+	}
 #define O_SELECT                                                                                   \
 	{                                                                                          \
 		'S', "select", "String",                                                           \
@@ -491,7 +506,11 @@ static const struct help_cmd help_cmds[] = {
           {0, "monitor", "y|n",
            "Whether ulvmd's monitor watches the LV's active thin pool (dmeventd's "
            "registration; lvs -o seg_monitor shows it).",
-           0}),
+           0},
+          O_ACTIVATION_OPTS,
+          {0, "resync", NULL, "raid/mirror only (refused: ulvm has no raid resync).", 0},
+          {0, "syncaction", "check|repair", "raid only (refused, as --resync).", 0},
+          {0, "rebuild", "PV", "raid only (refused, as --resync).", 0}),
      "Changes an LV's tags, or activates or deactivates it: an active LV is a device of ulvm's "
      "userspace device-mapper, held by ulvmd when it runs."},
     {"lvconvert", "Change logical volume layout", STYLE_LVM,
@@ -530,8 +549,15 @@ static const struct help_cmd help_cmds[] = {
           {'u', "uuid", NULL, "Give the VG a new UUID (its LVs inactive).", 0},
           {'K', "ignoreactivationskip", NULL,
            "Activate LVs flagged to be skipped (thin snapshots).", 0},
-          O_ALLOC, O_SETAUTOACTIVATION("VG's LVs"), O_METADATAPROFILE, O_DETACHPROFILE),
-     "Activates or deactivates every LV of a VG, or changes the VG's tags."},
+          O_ALLOC, O_SETAUTOACTIVATION("VG's LVs"), O_METADATAPROFILE, O_DETACHPROFILE,
+          {0, "monitor", "y|n", "Whether ulvmd's monitor watches the VG's active thin pools.", 0},
+          O_ACTIVATION_OPTS, {0, "autoactivation", "event", "Autoactivation by an event.", 0},
+          {0, "lockstart", NULL, "lvmlockd only (LVM2 says so without it; so does ulvm).", 0},
+          {0, "lockstop", NULL, "lvmlockd only (as --lockstart).", 0},
+          {0, "locktype", "Type", "lvmlockd only (as --lockstart).", 0},
+          {0, "systemid", "String", "Refused: ulvm has no local system ID.", 0}),
+     "Activates or deactivates every LV of a VG (of every VG when none is named), or changes "
+     "the VG's tags."},
     {"dmsetup", "Userspace device-mapper (dmsetup's commands)", STYLE_TOOL,
      FORMS({NULL, "create NAME [--table TABLE] [-u|--uuid UUID]", NULL},
            {NULL, "load|reload NAME [--table TABLE]", NULL},
