@@ -160,6 +160,7 @@ struct ulvm_dev_info {
 	uint64_t size;     /* bytes */
 	uint64_t pe_start; /* sectors, from the label */
 	unsigned mda_count;
+	unsigned mda_used_count; /* the areas not flagged ignored (LVM2's pv_mda_used_count) */
 	uint64_t mda_size, mda_free;
 	const char *vg_name;  /* NULL for an orphan PV */
 	const char *problem;  /* a corrupt label or metadata area: one line, else NULL */

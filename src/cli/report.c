@@ -221,7 +221,7 @@ static void f_pv_ext_vsn(struct cli *c, const struct row *r, struct strbuf *o)
 static void f_pv_mda_used(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
-	sb_printf(o, "%u", r->pv ? r->pv->mda_used_count : r->dev->mda_count);
+	sb_printf(o, "%u", r->pv ? r->pv->mda_used_count : r->dev->mda_used_count);
 }
 static void f_pv_mda_size(struct cli *c, const struct row *r, struct strbuf *o)
 {

@@ -430,6 +430,8 @@ static void scan_dev(struct ulvm_ctx *ctx, struct dev_entry *d)
 		scan_mda(ctx, d, i);
 		if (d->mdas[i].problem && !d->info.problem)
 			d->info.problem = d->mdas[i].problem;
+		if (!(d->mdas[i].h.slot[0].flags & RAW_LOCN_IGNORED))
+			d->info.mda_used_count++;
 		dev_mda_summary(&d->mdas[i], &sz, &fr);
 		if (!i || sz < d->info.mda_size)
 			d->info.mda_size = sz;
