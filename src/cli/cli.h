@@ -342,6 +342,17 @@ struct size_arg {
 	char percent[8]; /* "FREE", "VG", "PVS", "LV" or "" */
 };
 int parse_size_arg(const char *arg, bool extents, char def_unit, struct size_arg *s);
+/* cmd_lvopts.c: an LV command's size or number option as LVM2's command-line parser takes
+ * it. A malformed value is said as LVM2 says it (its reason, "Invalid argument for --OPT:
+ * ARG", "Error during parsing of command line.") and the result is -EINVAL: the caller
+ * exits EINVALID_CMD_LINE. `signs`: the signs the option takes ("+", "-" or "+-"; NULL: none,
+ * LVM2's "relative/signed"). */
+int cli_size_opt(const char *opt, const char *arg, const char *signs, char def_unit,
+                 struct size_arg *s);
+int cli_extents_opt(const char *arg, const char *signs, struct size_arg *s); /* -l */
+int cli_sectors_opt(const char *opt, const char *arg, const char *signs, char def_unit,
+                    uint64_t *out);
+int cli_number_opt(const char *opt, const char *arg, uint32_t *out);
 /* Extents the request stands for, relative to `lv` (NULL: a new LV). */
 int size_arg_extents(struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct size_arg *s,
                      const char *const *pvs, size_t npvs, uint64_t *out);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,11 +32,14 @@ int parse_size_arg(const char *arg, bool extents, char def_unit, struct size_arg
 			return ulvm_error(-EINVAL, "Invalid argument for --extents: %s", arg);
 		if (*end == '%') {
 			pct = end + 1;
-			if (strcmp(pct, "FREE") && strcmp(pct, "VG") && strcmp(pct, "PVS") &&
-			    strcmp(pct, "LV") && strcmp(pct, "ORIGIN"))
+			/* LVM2 takes the words in either case */
+			if (strcasecmp(pct, "FREE") && strcasecmp(pct, "VG") &&
+			    strcasecmp(pct, "PVS") && strcasecmp(pct, "LV") &&
+			    strcasecmp(pct, "ORIGIN"))
 				return ulvm_error(-EINVAL, "Invalid percentage in --extents: %s",
 				                  arg);
-			snprintf(s->percent, sizeof(s->percent), "%s", pct);
+			for (size_t i = 0; pct[i] && i + 1 < sizeof(s->percent); i++)
+				s->percent[i] = (char)toupper((unsigned char)pct[i]);
 			if (s->value > 100 && strcmp(pct, "LV") && strcmp(pct, "ORIGIN"))
 				return ulvm_error(-EINVAL, "Percentage must not exceed 100");
 		} else if (*end) {
@@ -280,12 +284,12 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 		}
 		switch (opt) {
 		case 'L':
-		case 'l':
-			/* A malformed argument is a command-line error (LVM2's exit code 3). */
-			if (parse_size_arg(optarg, opt == 'l', 'm', &sz)) {
-				cli_fail(-EINVAL);
+			if (cli_size_opt("size", optarg, "+", 'm', &sz))
 				return EINVALID_CMD_LINE;
-			}
+			break;
+		case 'l':
+			if (cli_extents_opt(optarg, "+", &sz))
+				return EINVALID_CMD_LINE;
 			break;
 		case 'n': {
 			char why[128];
@@ -298,15 +302,14 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			break;
 		}
 		case 'i':
-			p.stripes = (uint32_t)strtoul(optarg, NULL, 10);
+			if (cli_number_opt("stripes", optarg, &p.stripes))
+				return EINVALID_CMD_LINE;
 			if (!p.stripes)
 				return cli_fail(ulvm_error(-EINVAL, "Invalid number of stripes"));
 			break;
 		case 'I':
-			if (ulvm_parse_size(optarg, 'k', &s)) {
-				cli_fail(-EINVAL);
+			if (cli_sectors_opt("stripesize", optarg, "+", 'k', &s))
 				return EINVALID_CMD_LINE;
-			}
 			if (s < 8 || !is_power_of_2(s) || s > UINT32_MAX) {
 				fprintf(stderr,
 				        "  Invalid stripe size %s: a power of 2 of at least 4k\n",
@@ -346,9 +349,10 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			break;
 		case 'c':
 			/* LVM2's range check is a command-line error (exit 3). */
-			if (ulvm_parse_size(optarg, 'k', &s) || !s || s > UINT32_MAX ||
-			    !is_power_of_2(s) || s < ULVM_SNAPSHOT_CHUNK_MIN ||
-			    s > ULVM_SNAPSHOT_CHUNK_MAX) {
+			if (cli_sectors_opt("chunksize", optarg, "+", 'k', &s))
+				return EINVALID_CMD_LINE;
+			if (!s || s > UINT32_MAX || !is_power_of_2(s) ||
+			    s < ULVM_SNAPSHOT_CHUNK_MIN || s > ULVM_SNAPSHOT_CHUNK_MAX) {
 				fprintf(stderr,
 				        "  Chunk size must be a power of 2 in the range 4K to "
 				        "512K.\n  Run `lvcreate --help' for more information.\n");
@@ -490,15 +494,17 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	                                   CHANGE_LONGOPTS,
 	                                   {"size", required_argument, NULL, 'L'},
 	                                   {"extents", required_argument, NULL, 'l'},
-	                                   {"stripes", required_argument, NULL, 'i'},
-	                                   {"stripesize", required_argument, NULL, 'I'},
 	                                   {"alloc", required_argument, NULL, 7000},
 	                                   {"resizefs", no_argument, NULL, 'r'},
 	                                   {"nofsck", no_argument, NULL, 'n'},
 	                                   {"poolmetadatasize", required_argument, NULL, 7100},
 	                                   {"use-policies", no_argument, NULL, 7101},
 	                                   {"usepolicies", no_argument, NULL, 7101},
+	                                   /* last: not lvreduce's (LVM2's) */
+	                                   {"stripes", required_argument, NULL, 'i'},
+	                                   {"stripesize", required_argument, NULL, 'I'},
 	                                   {0}};
+	struct option lo_reduce[ARRAY_SIZE(lo)];
 	struct ulvm_lv_params p = {0};
 	struct size_arg sz = {0}, meta_sz = {0};
 	bool use_policies = false;
@@ -508,23 +514,40 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	uint64_t s, extents;
 	uint32_t old;
 	int opt, r, alloc = -1;
+	/* LVM2's signs: lvextend +SIZE, lvreduce -SIZE, lvresize either */
+	const char *signs = kind == RESIZE_EXTEND ? "+" : kind == RESIZE_REDUCE ? "-" : "+-";
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:i:I:rn", lo,
-	                          NULL)) != -1) {
+	memcpy(lo_reduce, lo, sizeof(lo));
+	lo_reduce[ARRAY_SIZE(lo) - 3] = (struct option){0};
+	while ((opt = getopt_long(argc, argv,
+	                          kind == RESIZE_REDUCE ? COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:rn"
+	                                                : COMMON_SHORTOPTS CHANGE_SHORTOPTS
+	                              "L:l:i:I:rn",
+	                          kind == RESIZE_REDUCE ? lo_reduce : lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		switch (opt) {
 		case 'L':
+			if (cli_size_opt("size", optarg, signs, 'm', &sz))
+				return EINVALID_CMD_LINE;
+			break;
 		case 'l':
-			if (parse_size_arg(optarg, opt == 'l', 'm', &sz))
-				return cli_fail(-EINVAL);
+			if (cli_extents_opt(optarg, signs, &sz))
+				return EINVALID_CMD_LINE;
 			break;
 		case 'i':
-			p.stripes = (uint32_t)strtoul(optarg, NULL, 10);
+			if (cli_number_opt("stripes", optarg, &p.stripes))
+				return EINVALID_CMD_LINE;
 			break;
 		case 'I':
-			if (ulvm_parse_size(optarg, 'k', &s))
-				return cli_fail(-EINVAL);
+			if (cli_sectors_opt("stripesize", optarg, "+", 'k', &s))
+				return EINVALID_CMD_LINE;
+			if (s > UINT32_MAX) {
+				fprintf(stderr, "  Invalid argument for --stripesize: %s\n",
+				        optarg);
+				cli_parse_error();
+				return EINVALID_CMD_LINE;
+			}
 			p.stripe_size = (uint32_t)s;
 			break;
 		case 7000:
@@ -538,8 +561,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		case 'n':
 			break;
 		case 7100: /* a thin pool's metadata LV */
-			if (parse_size_arg(optarg, false, 'm', &meta_sz))
-				return cli_fail(-EINVAL);
+			if (cli_size_opt("poolmetadatasize", optarg, "+", 'm', &meta_sz))
+				return EINVALID_CMD_LINE;
 			break;
 		case 7101: /* the pool's autoextend settings decide the size */
 			use_policies = true;
@@ -551,11 +574,6 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	if (optind >= argc || (!sz.given && !meta_sz.given && !use_policies) ||
 	    cli_split_lv(argv[optind], vgn, sizeof(vgn), lvn, sizeof(lvn))) {
 		fprintf(stderr, "  Please specify a size and a logical volume path (VG/LV)\n");
-		return EINVALID_CMD_LINE;
-	}
-	if ((kind == RESIZE_EXTEND && sz.sign == '-') ||
-	    (kind == RESIZE_REDUCE && sz.sign == '+')) {
-		fprintf(stderr, "  Size sign does not match the command\n");
 		return EINVALID_CMD_LINE;
 	}
 	p.pvs = (const char *const *)argv + optind + 1;
@@ -1812,8 +1830,11 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			}
 			tp.discards = optarg;
 		} else if (opt == 7107 || opt == 'c') {
-			if (ulvm_parse_size(optarg, opt == 'c' ? 'k' : 'm', &sz) || !sz ||
-			    (opt == 'c' && sz > UINT32_MAX)) {
+			/* LVM2: lvconvert's --poolmetadatasize takes no sign, -c a '+' */
+			if (cli_sectors_opt(opt == 'c' ? "chunksize" : "poolmetadatasize", optarg,
+			                    opt == 'c' ? "+" : NULL, opt == 'c' ? 'k' : 'm', &sz))
+				return EINVALID_CMD_LINE;
+			if (!sz || (opt == 'c' && sz > UINT32_MAX)) {
 				fprintf(stderr,
 				        "  Invalid argument for --%s: %s\n"
 				        "  Error during parsing of command line.\n",

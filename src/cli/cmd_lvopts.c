@@ -2,12 +2,16 @@
  * The LV and VG settings of lvcreate, lvchange, vgcreate and vgchange that LVM2 records in
  * the metadata: -p|--permission, -r|--readahead, -M|--persistent with --major/--minor,
  * --setautoactivation (NOAUTOACTIVATE), --metadataprofile/--detachprofile and --alloc, with
- * LVM2's checks and messages.
+ * LVM2's checks and messages; and the LV commands' size and number arguments as LVM2's
+ * command-line parser takes them.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "../util/util.h"
@@ -323,4 +327,109 @@ bool cli_lv_autoactivates(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
 {
 	return !ulvm_strlist_has(&vg->flags, "NOAUTOACTIVATE") &&
 	       !ulvm_strlist_has(&lv->flags, "NOAUTOACTIVATE");
+}
+
+/* LVM2's refusal of an option's value: its reason (when it gives one), "Invalid argument
+ * for --OPT: ARG" and "Error during parsing of command line.". */
+static int bad_value(const char *why, const char *opt, const char *arg)
+{
+	if (why)
+		fprintf(stderr, "  %s\n", why);
+	fprintf(stderr, "  Invalid argument for --%s: %s\n", opt, arg);
+	cli_parse_error();
+	return -EINVAL;
+}
+
+/* The sign LVM2 refuses for an option that takes `signs`, as its words say it. */
+static const char *sign_refused(char sign, const char *signs, const char *what)
+{
+	static char why[64];
+
+	if (!sign || (signs && strchr(signs, sign)))
+		return NULL;
+	if (!signs)
+		return "Size may not be relative/signed.";
+	snprintf(why, sizeof(why), "%s may not be %s.", what,
+	         sign == '-' ? "negative" : "positive");
+	return why;
+}
+
+int cli_size_opt(const char *opt, const char *arg, const char *signs, char def_unit,
+                 struct size_arg *s)
+{
+	const char *v = arg + (*arg == '+' || *arg == '-');
+	char *end, why[96];
+	double d;
+
+	/* LVM2's _size_arg: a digit after the sign, a number strtod takes, a known unit */
+	if (!isdigit((unsigned char)*v) && *v != '.')
+		return bad_value("Size requires number argument.", opt, arg);
+	if (*v == '.' && !isdigit((unsigned char)v[1]))
+		return bad_value("Can't parse size argument at '.'.", opt, arg);
+	if (parse_size_arg(arg, false, def_unit, s))
+		return bad_value("Can't parse size argument.", opt, arg);
+	d = strtod(v, &end);
+	if ((*end == 'b' || *end == 'B') && !end[1] && fmod(d, 512.0) != 0) {
+		uint64_t lo = (uint64_t)d / 512 * 512;
+
+		snprintf(why, sizeof(why), "Size is not a multiple of 512. Try using %llu or %llu.",
+		         (unsigned long long)lo, (unsigned long long)(lo + 512));
+		return bad_value(why, opt, arg);
+	}
+	if (sign_refused(s->sign, signs, "Size"))
+		return bad_value(sign_refused(s->sign, signs, "Size"), opt, arg);
+	return 0;
+}
+
+int cli_sectors_opt(const char *opt, const char *arg, const char *signs, char def_unit,
+                    uint64_t *out)
+{
+	struct size_arg s;
+
+	if (cli_size_opt(opt, arg, signs, def_unit, &s))
+		return -EINVAL;
+	*out = s.value;
+	return 0;
+}
+
+int cli_extents_opt(const char *arg, const char *signs, struct size_arg *s)
+{
+	const char *v = arg + (*arg == '+' || *arg == '-');
+	char *end;
+
+	/* LVM2's int_arg_with_sign_and_percent: digits, then nothing or a known %WORD */
+	errno = 0;
+	if (!isdigit((unsigned char)*v) || (strtoull(v, &end, 10), errno) || (*end && *end != '%'))
+		return bad_value(NULL, "extents", arg);
+	if (*end == '%' && strcasecmp(end + 1, "FREE") && strcasecmp(end + 1, "VG") &&
+	    strcasecmp(end + 1, "PVS") && strcasecmp(end + 1, "LV") &&
+	    strcasecmp(end + 1, "ORIGIN")) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "Specified %%%.64s is unknown.", end + 1);
+		return bad_value(why, "extents", arg);
+	}
+	if (v != arg && sign_refused(*arg, signs, "Extents"))
+		return bad_value(sign_refused(*arg, signs, "Extents"), "extents", arg);
+	/* what LVM2 checks later (a percentage over 100), said as ulvm says it */
+	if (parse_size_arg(arg, true, 0, s)) {
+		cli_fail(-EINVAL);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cli_number_opt(const char *opt, const char *arg, uint32_t *out)
+{
+	const char *v = arg + (*arg == '+');
+	char *end;
+	unsigned long n;
+
+	/* LVM2's uint32_arg: digits (a '+' allowed), nothing after them, 32 bits */
+	errno = 0;
+	n = isdigit((unsigned char)*v) ? strtoul(v, &end, 10) : 0;
+	if (!isdigit((unsigned char)*v) || errno || *end || n > UINT32_MAX)
+		return bad_value(NULL, opt, arg);
+	*out = (uint32_t)n;
+	return 0;
 }

@@ -259,33 +259,42 @@ static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_arg
 			a->contiguous = optarg[0] == 'y';
 			break;
 		case 'L':
+			if (cli_size_opt("size", optarg, "+", 'm', &a->size))
+				return EINVALID_CMD_LINE;
+			break;
 		case 'l':
-			if (parse_size_arg(optarg, opt == 'l', 'm', &a->size))
-				return bad_arg("Invalid argument for --%s",
-				               opt == 'L' ? "size" : "extents");
+			if (cli_extents_opt(optarg, "+", &a->size))
+				return EINVALID_CMD_LINE;
 			break;
 		case 'V':
-			if (parse_size_arg(optarg, false, 'm', &a->virt) || a->virt.sign)
-				return bad_arg("Invalid argument for --virtualsize: %s", optarg);
+			if (cli_size_opt("virtualsize", optarg, NULL, 'm', &a->virt))
+				return EINVALID_CMD_LINE;
 			break;
 		case 'n':
 			a->name = optarg;
 			break;
 		case 'i':
-			a->stripes = (uint32_t)strtoul(optarg, NULL, 10);
+			if (cli_number_opt("stripes", optarg, &a->stripes))
+				return EINVALID_CMD_LINE;
 			break;
 		case 'I':
-			if (ulvm_parse_size(optarg, 'k', &s) || s > UINT32_MAX)
+			if (cli_sectors_opt("stripesize", optarg, "+", 'k', &s))
+				return EINVALID_CMD_LINE;
+			if (s > UINT32_MAX)
 				return bad_arg("Invalid argument for --stripesize: %s", optarg);
 			a->stripe_size = (uint32_t)s;
 			break;
 		case 'c':
-			if (ulvm_parse_size(optarg, 'k', &s) || !s || s > UINT32_MAX)
+			if (cli_sectors_opt("chunksize", optarg, "+", 'k', &s))
+				return EINVALID_CMD_LINE;
+			if (!s || s > UINT32_MAX)
 				return bad_arg("Invalid argument for --chunksize: %s", optarg);
 			a->chunk = (uint32_t)s;
 			break;
 		case 7100:
-			if (ulvm_parse_size(optarg, 'm', &a->meta_sectors) || !a->meta_sectors)
+			if (cli_sectors_opt("poolmetadatasize", optarg, "+", 'm', &a->meta_sectors))
+				return EINVALID_CMD_LINE;
+			if (!a->meta_sectors)
 				return bad_arg("Invalid argument for --poolmetadatasize: %s",
 				               optarg);
 			break;
