@@ -222,6 +222,11 @@ int cmd_vgrename(struct cli *c, int argc, char **argv);
 int cmd_vgs(struct cli *c, int argc, char **argv);
 int cmd_vgdisplay(struct cli *c, int argc, char **argv);
 int cmd_vgmknodes(struct cli *c, int argc, char **argv);
+/* cmd_misc.c: formats, segtypes, systemid, and LVM2's retired command names */
+int cmd_formats(struct cli *c, int argc, char **argv);
+int cmd_segtypes(struct cli *c, int argc, char **argv);
+int cmd_systemid(struct cli *c, int argc, char **argv);
+int cmd_retired(struct cli *c, int argc, char **argv);
 int cmd_vgck(struct cli *c, int argc, char **argv);
 int cmd_vgcfgbackup(struct cli *c, int argc, char **argv);
 int cmd_vgcfgrestore(struct cli *c, int argc, char **argv);

@@ -646,6 +646,26 @@ static const struct help_cmd help_cmds[] = {
      "(which the FUSE files and NBD exports follow). vgmknodes checks each LV's record (one "
      "that is not the LV's, or whose devices are gone, is reported) and with --refresh "
      "reloads the tables of the active LVs. LVM2 without a kernel device-mapper fails here."},
+    {"formats", "List available metadata formats", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
+     "Lists the metadata formats ulvm reads and writes: lvm2, the text format."},
+    {"segtypes", "List available segment types", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
+     "Lists the segment types ulvm maps: linear, striped, zero, error, snapshot, thin-pool and "
+     "thin. LVM2 lists raid, mirror, cache, vdo, writecache and integrity as well; ulvm has "
+     "none of them (it maps a mirror only as pvmove's temporary one)."},
+    {"systemid", "Display the system ID, if any, currently set on this host", STYLE_LVM,
+     FORMS({NULL, "", NULL}), NO_OPTS,
+     "Prints the host's system ID. ulvm has none (it does not read global/system_id_source), "
+     "so the line is LVM2's for a host without one."},
+    {"lvmchange", "With the device mapper, this is obsolete and does nothing.", STYLE_LVM,
+     FORMS({NULL, "", NULL}), NO_OPTS,
+     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
+    {"lvmsadc", "Collect activity data", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
+     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
+    {"lvmsar", "Create activity report", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
+     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
+    {"pvdata", "Display the on-disk metadata for physical volume(s)", STYLE_LVM,
+     FORMS({NULL, "", NULL}), NO_OPTS,
+     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
     {"vgexport", "Unregister volume group(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG ...", NULL}, {NULL, "-a|--all", NULL}),
      OPTS(O_CHANGE_REPORTFORMAT, {'a', "all", NULL, "Export every VG.", FORM_NONE}, O_SELECT),

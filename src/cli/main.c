@@ -72,6 +72,13 @@ static const struct command commands[] = {
     {"config", cmd_lvmconfig, "Display and manipulate configuration information"},
     {"pvmove", cmd_pvmove, "Move extents from one physical volume to another"},
     {"vgmknodes", cmd_vgmknodes, "Create the special files for volume group devices in /dev"},
+    {"formats", cmd_formats, "List available metadata formats"},
+    {"segtypes", cmd_segtypes, "List available segment types"},
+    {"systemid", cmd_systemid, "Display the system ID, if any, currently set on this host"},
+    {"lvmchange", cmd_retired, "With the device mapper, this is obsolete and does nothing."},
+    {"lvmsadc", cmd_retired, "Collect activity data"},
+    {"lvmsar", cmd_retired, "Create activity report"},
+    {"pvdata", cmd_retired, "Display the on-disk metadata for physical volume(s)"},
 };
 
 void cli_print(const char *fmt, ...)
