@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,8 +33,13 @@ static int parse_plain(struct cli *c, int argc, char **argv, const char *shortop
 	return 0;
 }
 
+/* LVM2's long sizes: zero with the blank three-letter unit ("0   ", pvscan's totals) */
 static void size_h(uint64_t sectors, char *buf, size_t len)
 {
+	if (!sectors) {
+		snprintf(buf, len, "0   ");
+		return;
+	}
 	ulvm_format_size(sectors, 'h', true, true, buf, len);
 }
 
@@ -135,6 +141,34 @@ struct pvscan_state {
 	size_t n;
 };
 
+/* LVM2's display filters: -e (only the PVs of exported VGs), -n (only the orphans), -s (the
+ * device names alone), -u (each device's PV UUID after its name). */
+struct pvscan_opts {
+	bool exported, novg, shortl, uuid;
+};
+
+static int pvscan_opt(struct cli *c, int opt, void *arg)
+{
+	struct pvscan_opts *o = arg;
+
+	(void)c;
+	switch (opt) {
+	case 'e':
+		o->exported = true;
+		return 0;
+	case 'n':
+		o->novg = true;
+		return 0;
+	case 's':
+		o->shortl = true;
+		return 0;
+	case 'u':
+		o->uuid = true;
+		return 0;
+	}
+	return 1;
+}
+
 static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 {
 	struct pvscan_state *s = arg;
@@ -165,17 +199,31 @@ static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_pvscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, {"reportformat", required_argument, NULL, 1014}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   {"exported", no_argument, NULL, 'e'},
+	                                   {"novolumegroup", no_argument, NULL, 'n'},
+	                                   {"short", no_argument, NULL, 's'},
+	                                   {"uuid", no_argument, NULL, 'u'},
+	                                   {"reportformat", required_argument, NULL, 1014},
+	                                   {0}};
 	struct pvscan_state s = {0};
+	struct pvscan_opts o = {0};
 	const struct ulvm_dev_info *devs;
-	size_t ndevs, in_use = 0, width = 0;
+	size_t ndevs, in_use = 0, width = 0, shown = 0;
 	uint64_t total = 0, used = 0;
-	char b1[64], b2[64];
+	char b1[64], b2[64], name[PATH_MAX + 64];
 	int r, rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensu", lo, pvscan_opt, &o)))
 		return rc;
+	if (o.exported && o.novg) {
+		fprintf(stderr, "  Options -e and -n are incompatible\n"
+		                "  Run `pvscan --help' for more information.\n");
+		return EINVALID_CMD_LINE;
+	}
+	if (o.exported || o.novg)
+		cli_warn("WARNING: only considering physical volumes %s",
+		         o.exported ? "of exported volume group(s)" : "in no volume group");
 	/* the log report's rows are added as the lines are printed, after the scan */
 	cmdlog_manual(true);
 	if ((rc = each_vg_lvm2_order(c, ULVM_LOCK_READ, pvscan_vg, &s)) != ECMD_PROCESSED)
@@ -204,19 +252,48 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 		size_t l = s.rows[i].dev ? strlen(s.rows[i].dev) : 0;
 		width = l > width ? l : width;
 	}
-	/* LVM2 pads the device names to the longest plus 2, the VG names to 15 (the length
-	 * of its orphan VG's internal name plus 2). */
-	width += 2;
+	/* LVM2 pads the device names to the longest of all (shown or not) plus 2, the VG
+	 * names to 15 (the length of its orphan VG's internal name plus 2); with -u the name
+	 * is "DEV with UUID UUID", DEV padded to the longest, and that padded to 3 more. */
+	for (size_t i = 0; i < s.n; i++) {
+		struct pvscan_row *p = &s.rows[i];
+		if (o.exported ? !p->exported : o.novg && p->vg) {
+			free((char *)p->dev);
+			free((char *)p->vg);
+			continue;
+		}
+		s.rows[shown] = *p;
+		if (&s.rows[shown] != p)
+			*p = (struct pvscan_row){0};
+		shown++;
+	}
+	s.n = shown;
+	if (!s.n) {
+		cli_print("No matching physical volumes found");
+		goto out;
+	}
 	for (size_t i = 0; i < s.n; i++) {
 		const struct pvscan_row *p = &s.rows[i];
+		int w = (int)width;
 		size_h(p->size, b1, sizeof(b1));
+		snprintf(name, sizeof(name), "%s", p->dev);
+		if (o.uuid) {
+			char id[UUID_STR_LEN + 1];
+			uuid_format(p->pv_uuid, id);
+			snprintf(name, sizeof(name), "%-*s with UUID %s", w, p->dev, id);
+			w += 11 + UUID_STR_LEN;
+		}
+		w += o.uuid ? 3 : 2;
 		size_h(p->free, b2, sizeof(b2));
 		total += p->size;
 		/* as LVM2's: each PV's line and status, each VG's status after its PVs, the
 		 * orphans' after theirs */
 		cmdlog_object("pv", p->dev, p->pv_uuid, p->vg, p->vg ? p->vg_uuid : NULL);
+		if (o.shortl)
+			cli_print("%s", p->dev);
 		if (!p->vg) {
-			cli_print("PV %-*s    %-15s lvm2 [%s]", (int)width, p->dev, " ", b1);
+			if (!o.shortl)
+				cli_print("PV %-*s    %-15s lvm2 [%s]", w, name, " ", b1);
 			cmdlog_done(ECMD_PROCESSED);
 			if (i + 1 == s.n || s.rows[i + 1].vg)
 				cmdlog_status("orphan", "lvm2", NULL, NULL, NULL, true);
@@ -224,12 +301,11 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 		}
 		in_use++;
 		used += p->size;
-		if (p->exported)
-			cli_print("PV %-*s  is in exported VG %s [%s / %s free]", (int)width,
-			          p->dev, p->vg, b1, b2);
-		else
-			cli_print("PV %-*s VG %-15s lvm2 [%s / %s free]", (int)width, p->dev, p->vg,
+		if (!o.shortl && p->exported)
+			cli_print("PV %-*s  is in exported VG %s [%s / %s free]", w, name, p->vg,
 			          b1, b2);
+		else if (!o.shortl)
+			cli_print("PV %-*s VG %-15s lvm2 [%s / %s free]", w, name, p->vg, b1, b2);
 		cmdlog_done(ECMD_PROCESSED);
 		if (i + 1 == s.n || !s.rows[i + 1].vg || strcmp(s.rows[i + 1].vg, p->vg)) {
 			char id[UUID_STR_LEN + 1];
