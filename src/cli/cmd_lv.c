@@ -728,13 +728,18 @@ static int remove_snapshot(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *co
 
 int cmd_lvremove(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {
-	    COMMON_LONGOPTS, CHANGE_LONGOPTS, {"select", required_argument, NULL, 'S'}, {0}};
+	static const struct option lo[] = {COMMON_LONGOPTS,
+	                                   CHANGE_LONGOPTS,
+	                                   {"select", required_argument, NULL, 'S'},
+	                                   {"nohistory", no_argument, NULL, 3017},
+	                                   {0}};
 	int opt, r, rc = ECMD_PROCESSED;
 
 	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "S:", lo, NULL)) !=
 	       -1)
-		if (opt == 'S')
+		if (opt == 3017)
+			continue; /* --nohistory: ulvm records no historical LVs */
+		else if (opt == 'S')
 			c->select = optarg;
 		else if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;

@@ -342,20 +342,38 @@ static int vgscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 	return ECMD_PROCESSED;
 }
 
+static int vgscan_opt(struct cli *c, int opt, void *arg)
+{
+	(void)c;
+	if (opt != 9501)
+		return 1;
+	*(bool *)arg = true; /* --notifydbus */
+	return 0;
+}
+
 int cmd_vgscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"mknodes", no_argument, NULL, 9500},
-	                                   {"reportformat", required_argument, NULL, 1014},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    {"mknodes", no_argument, NULL, 9500},
+	    {"reportformat", required_argument, NULL, 1014},
+	    /* LVM2 without locking or dbus: both inert */
+	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
+	    {"notifydbus", no_argument, NULL, 9501},
+	    {0}};
+	bool notify = false;
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, vgscan_opt, &notify)))
 		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "  Too many parameters on command line.\n");
 		return EINVALID_CMD_LINE;
 	}
+	/* --notifydbus: LVM2 only tells lvmdbusd to rescan (nothing when it does not run) and
+	 * scans nothing itself: no line, exit 0. ulvm has no dbus service to tell. */
+	if (notify)
+		return ECMD_PROCESSED;
 	return each_vg_lvm2_order(c, ULVM_LOCK_READ, vgscan_vg, NULL);
 }
 
@@ -394,6 +412,8 @@ static int lvscan_opt(struct cli *c, int opt, void *arg)
 		cli_nolocking = true;
 		return 0;
 	}
+	if (opt == 'b') /* --blockdevice: "No longer used" in LVM2 2.03 */
+		return 0;
 	if (opt != 'a')
 		return 1;
 	*(bool *)arg = true;
@@ -402,15 +422,18 @@ static int lvscan_opt(struct cli *c, int opt, void *arg)
 
 int cmd_lvscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"all", no_argument, NULL, 'a'},
-	                                   {"readonly", no_argument, NULL, 3014},
-	                                   {"reportformat", required_argument, NULL, 1014},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    {"all", no_argument, NULL, 'a'},
+	    {"readonly", no_argument, NULL, 3014},
+	    {"reportformat", required_argument, NULL, 1014},
+	    {"blockdevice", no_argument, NULL, 'b'},
+	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
+	    {0}};
 	bool all = false;
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "a", lo, lvscan_opt, &all)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ab", lo, lvscan_opt, &all)))
 		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "  No additional command line arguments allowed\n");

@@ -613,10 +613,14 @@ static int vgcfgbackup_one(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"file", required_argument, NULL, 'F'},
-	                                   {"reportformat", required_argument, NULL, 1014},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    {"file", required_argument, NULL, 'F'},
+	    {"reportformat", required_argument, NULL, 1014},
+	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
+	    {"readonly", no_argument, NULL, 3014},
+	    {"foreign", no_argument, NULL, 3016},
+	    {0}};
 	const char *file = NULL;
 	int opt;
 
@@ -626,6 +630,13 @@ int cmd_vgcfgbackup(struct cli *c, int argc, char **argv)
 			file = optarg;
 			continue;
 		}
+		if (opt == 3014) { /* --readonly: the metadata read without locks */
+			c->readonly = true;
+			cli_nolocking = true;
+			continue;
+		}
+		if (opt == 3016) /* --foreign: ulvm has no system ID, no VG is foreign */
+			continue;
 		if (cli_common_opt(c, opt, optarg) != 1)
 			return EINVALID_CMD_LINE;
 	}
