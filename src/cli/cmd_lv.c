@@ -230,6 +230,57 @@ out:
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 
+/* The lvcreate options of LVM2 2.03.16 that take a value and belong to thin pools, mirrors
+ * or raids only: a linear, striped or snapshot lvcreate checks the value as LVM2's parser
+ * does, then refuses each one given, in LVM2's (alphabetical) order, "Command does not
+ * accept option: --OPT VALUE." (exit 3). */
+static const struct {
+	const char *name;
+	const char *const *values; /* NULL: a size */
+} lvcreate_foreign[] = {
+    {"discards", (const char *const[]){"ignore", "nopassdown", "passdown", NULL}},
+    {"errorwhenfull", (const char *const[]){"y", "n", NULL}},
+    {"maxrecoveryrate", NULL},
+    {"minrecoveryrate", NULL},
+    {"mirrorlog", (const char *const[]){"core", "disk", "mirrored", NULL}},
+    {"poolmetadatasize", NULL},
+    {"poolmetadataspare", (const char *const[]){"y", "n", NULL}},
+    {"regionsize", NULL},
+};
+
+static int lvcreate_foreign_value(size_t i, const char *arg)
+{
+	const char *const *v = lvcreate_foreign[i].values;
+	struct size_arg sz;
+
+	if (!v)
+		return cli_size_opt(lvcreate_foreign[i].name, arg, "+", 'm', &sz) ? -EINVAL : 0;
+	for (; *v; v++)
+		if (!strcmp(*v, arg))
+			return 0;
+	if (i == 0)
+		fprintf(stderr, "  Thin pool discards type \"%s\" is unknown.\n", arg);
+	else if (i == 4)
+		fprintf(stderr, "  Mirror log type \"%s\" is unknown.\n", arg);
+	fprintf(stderr, "  Invalid argument for --%s: %s\n", lvcreate_foreign[i].name, arg);
+	cli_parse_error();
+	return -EINVAL;
+}
+
+/* After parsing: the refusal of the options lvcreate_foreign_value took (0: none given). */
+static int lvcreate_foreign_refuse(const char *const given[ARRAY_SIZE(lvcreate_foreign)])
+{
+	int r = 0;
+
+	for (size_t i = 0; i < ARRAY_SIZE(lvcreate_foreign); i++)
+		if (given[i]) {
+			fprintf(stderr, "  Command does not accept option: --%s %s.\n",
+			        lvcreate_foreign[i].name, given[i]);
+			r = EINVALID_CMD_LINE;
+		}
+	return r;
+}
+
 int cmd_lvcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -250,9 +301,19 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	                                   {"setactivationskip", required_argument, NULL, 'k'},
 	                                   {"snapshot", no_argument, NULL, 's'},
 	                                   {"chunksize", required_argument, NULL, 'c'},
+	                                   {"discards", required_argument, NULL, 7100},
+	                                   {"errorwhenfull", required_argument, NULL, 7101},
+	                                   {"maxrecoveryrate", required_argument, NULL, 7102},
+	                                   {"minrecoveryrate", required_argument, NULL, 7103},
+	                                   {"mirrorlog", required_argument, NULL, 7104},
+	                                   {"poolmetadatasize", required_argument, NULL, 7105},
+	                                   {"poolmetadataspare", required_argument, NULL, 7106},
+	                                   {"regionsize", required_argument, NULL, 7107},
+	                                   {"nosync", no_argument, NULL, 7110},
 	                                   {0}};
+	const char *foreign[ARRAY_SIZE(lvcreate_foreign)] = {0};
 	struct ulvm_lv_params p = {0};
-	bool snapshot = false;
+	bool snapshot = false, nosync = false;
 	uint32_t chunk = ULVM_SNAPSHOT_CHUNK_DEFAULT;
 	struct size_arg sz = {0};
 	struct ulvm_vg *vg;
@@ -360,9 +421,25 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			}
 			chunk = (uint32_t)s;
 			break;
+		case 7110:
+			nosync = true;
+			break;
 		default:
-			return EINVALID_CMD_LINE;
+			if (opt < 7100 || opt > 7107 ||
+			    lvcreate_foreign_value((size_t)(opt - 7100), optarg))
+				return EINVALID_CMD_LINE;
+			foreign[opt - 7100] = optarg;
+			break;
 		}
+	}
+	if ((r = lvcreate_foreign_refuse(foreign)))
+		return r;
+	/* --nosync: LVM2 skips the initial sync of a mirror or raid; ulvm makes neither */
+	if (nosync) {
+		fprintf(stderr, snapshot ? "  Option --nosync is unsupported with snapshots.\n"
+		                         : "  --nosync is supported only with mirrors or raids.\n");
+		fprintf(stderr, "  Run `lvcreate --help' for more information.\n");
+		return EINVALID_CMD_LINE;
 	}
 	/* LVM2's checks of the allocation, persistence, profile and permission settings */
 	if (contiguous && set.alloc && strcmp(set.alloc, "contiguous")) {

@@ -425,7 +425,23 @@ static const struct help_cmd help_cmds[] = {
           {0, "discards", "ignore|nopassdown|passdown",
            "What the pool does with discards (default passdown).", 1u << 3},
           {'K', "ignoreactivationskip", NULL,
-           "Activate the new LV even if it is flagged to be skipped (a thin snapshot).", 0}),
+           "Activate the new LV even if it is flagged to be skipped (a thin snapshot).", 0},
+          {0, "errorwhenfull", "y|n",
+           "A thin pool's; refused for the other types as LVM2 refuses it.", 7},
+          {0, "mirrorlog", "core|disk|mirrored",
+           "A mirror's; ulvm makes no mirrors and refuses it as LVM2 does for the other "
+           "types.",
+           7},
+          {0, "regionsize", "Size[m|UNIT]",
+           "A mirror's or raid's; ulvm makes neither and refuses it as LVM2 does for the "
+           "other types.",
+           7},
+          {0, "minrecoveryrate", "Size[k|UNIT]", "A raid's; refused as --regionsize.", 7},
+          {0, "maxrecoveryrate", "Size[k|UNIT]", "A raid's; refused as --regionsize.", 7},
+          {0, "nosync", NULL,
+           "A mirror's or raid's (skip the initial sync); refused as LVM2 refuses it for the "
+           "other types.",
+           7}),
      "Creates a linear or striped LV in a VG, on the given PVs or anywhere in the VG, or a "
      "snapshot of an LV: writes to the origin first copy the old chunk into the snapshot's "
      "COW LV, in the kernel's dm-snapshot format, so that LVM2 and the kernel use it as it "
