@@ -145,6 +145,7 @@ struct pvscan_state {
  * device names alone), -u (each device's PV UUID after its name). */
 struct pvscan_opts {
 	bool exported, novg, shortl, uuid;
+	const char *refused; /* the first option LVM2 takes only with --cache */
 };
 
 static int pvscan_opt(struct cli *c, int opt, void *arg)
@@ -164,6 +165,10 @@ static int pvscan_opt(struct cli *c, int opt, void *arg)
 		return 0;
 	case 'u':
 		o->uuid = true;
+		return 0;
+	case 9608: /* --noudevsync: LVM2's pvscan takes it with --cache only */
+		if (!o->refused)
+			o->refused = "--noudevsync";
 		return 0;
 	}
 	return 1;
@@ -199,13 +204,16 @@ static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 
 int cmd_pvscan(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   {"exported", no_argument, NULL, 'e'},
-	                                   {"novolumegroup", no_argument, NULL, 'n'},
-	                                   {"short", no_argument, NULL, 's'},
-	                                   {"uuid", no_argument, NULL, 'u'},
-	                                   {"reportformat", required_argument, NULL, 1014},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    {"exported", no_argument, NULL, 'e'},
+	    {"novolumegroup", no_argument, NULL, 'n'},
+	    {"short", no_argument, NULL, 's'},
+	    {"uuid", no_argument, NULL, 'u'},
+	    {"noudevsync", no_argument, NULL, 9608},
+	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
+	    {"reportformat", required_argument, NULL, 1014},
+	    {0}};
 	struct pvscan_state s = {0};
 	struct pvscan_opts o = {0};
 	const struct ulvm_dev_info *devs;
@@ -216,6 +224,10 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 
 	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensu", lo, pvscan_opt, &o)))
 		return rc;
+	if (o.refused) {
+		fprintf(stderr, "  Command does not accept option: %s.\n", o.refused);
+		return EINVALID_CMD_LINE;
+	}
 	if (o.exported && o.novg) {
 		fprintf(stderr, "  Options -e and -n are incompatible\n"
 		                "  Run `pvscan --help' for more information.\n");

@@ -3,7 +3,9 @@
 # the PVs of exported VGs), -n (only the PVs in no VG), -s (the device names alone) and -u
 # (each PV's UUID after its device name), alone and together; -e with -n refused in
 # LVM2's words (exit 3). Same stdout, stderr and exit status (loop devices mapped to image
-# paths, runs of blanks squeezed where the device names' lengths differ).
+# paths, runs of blanks squeezed where the device names' lengths differ). As LVM2:
+# --ignorelockingfailure is taken (ulvm goes on without a VG lock that cannot be taken);
+# --noudevsync is refused without --cache (exit 3).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -29,7 +31,7 @@ both() {
 }
 
 opts=(-e -n -s -u "-s -u" "-u -n" "-s -n" "--exported" "--novolumegroup --uuid" "--short"
-	"-e -n")
+	"-e -n" "--ignorelockingfailure" "--ignorelockingfailure -s" "--noudevsync")
 for o in "${opts[@]}"; do
 	# shellcheck disable=SC2086
 	both "$o (no exported VG)" $o
