@@ -144,9 +144,21 @@ struct pvscan_state {
 /* LVM2's display filters: -e (only the PVs of exported VGs), -n (only the orphans), -s (the
  * device names alone), -u (each device's PV UUID after its name). */
 struct pvscan_opts {
-	bool exported, novg, shortl, uuid;
-	const char *refused; /* the first option LVM2 takes only with --cache */
+	bool exported, novg, shortl, uuid, cache;
+	char refused[96]; /* the first option LVM2 takes only with --cache */
 };
+
+static const struct option pvscan_cache_opts[] = {{"activate", required_argument, NULL, 'a'},
+                                                  {"autoactivation", required_argument, NULL, 9602},
+                                                  {"checkcomplete", no_argument, NULL, 9603},
+                                                  {"listvg", no_argument, NULL, 9604},
+                                                  {"listlvs", no_argument, NULL, 9605},
+                                                  {"major", required_argument, NULL, 9606},
+                                                  {"minor", required_argument, NULL, 9607},
+                                                  {"noudevsync", no_argument, NULL, 9608},
+                                                  {"udevoutput", no_argument, NULL, 9609},
+                                                  {"vgonline", no_argument, NULL, 9610},
+                                                  {0}};
 
 static int pvscan_opt(struct cli *c, int opt, void *arg)
 {
@@ -166,9 +178,20 @@ static int pvscan_opt(struct cli *c, int opt, void *arg)
 	case 'u':
 		o->uuid = true;
 		return 0;
-	case 9608: /* --noudevsync: LVM2's pvscan takes it with --cache only */
-		if (!o->refused)
-			o->refused = "--noudevsync";
+	case 9601:
+		o->cache = true;
+		return 0;
+	}
+	/* LVM2's event activation options, taken with --cache only (LVM2 names the option and
+	 * its value; --udevoutput, for udev, is refused without a word) */
+	for (const struct option *l = pvscan_cache_opts; l->name; l++) {
+		/* LVM2 names the value of -a and --autoactivation, not of the numbers */
+		bool val = l->has_arg && opt != 9606 && opt != 9607;
+		if (l->val != opt)
+			continue;
+		if (!o->refused[0])
+			snprintf(o->refused, sizeof(o->refused), "--%s%s%s", l->name,
+			         val ? " " : "", val ? optarg : "");
 		return 0;
 	}
 	return 1;
@@ -210,7 +233,17 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 	    {"novolumegroup", no_argument, NULL, 'n'},
 	    {"short", no_argument, NULL, 's'},
 	    {"uuid", no_argument, NULL, 'u'},
+	    {"cache", no_argument, NULL, 9601},
+	    {"activate", required_argument, NULL, 'a'},
+	    {"autoactivation", required_argument, NULL, 9602},
+	    {"checkcomplete", no_argument, NULL, 9603},
+	    {"listvg", no_argument, NULL, 9604},
+	    {"listlvs", no_argument, NULL, 9605},
+	    {"major", required_argument, NULL, 9606},
+	    {"minor", required_argument, NULL, 9607},
 	    {"noudevsync", no_argument, NULL, 9608},
+	    {"udevoutput", no_argument, NULL, 9609},
+	    {"vgonline", no_argument, NULL, 9610},
 	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
 	    {"reportformat", required_argument, NULL, 1014},
 	    {0}};
@@ -222,10 +255,16 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 	char b1[64], b2[64], name[PATH_MAX + 64];
 	int r, rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensu", lo, pvscan_opt, &o)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensua:", lo, pvscan_opt, &o)))
 		return rc;
-	if (o.refused) {
-		fprintf(stderr, "  Command does not accept option: %s.\n", o.refused);
+	if (o.cache) {
+		cli_error("ulvm does not support pvscan --cache: LVM2's event activation (udev's "
+		          "calls, the online files in /run/lvm); vgchange -aay activates");
+		return ECMD_FAILED;
+	}
+	if (o.refused[0]) {
+		if (strcmp(o.refused, "--udevoutput"))
+			fprintf(stderr, "  Command does not accept option: %s.\n", o.refused);
 		return EINVALID_CMD_LINE;
 	}
 	if (o.exported && o.novg) {

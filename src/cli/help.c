@@ -650,12 +650,17 @@ static const struct help_cmd help_cmds[] = {
            "FUSE mount options (cache: the kernel's page cache, kept coherent).", 0}),
      "Mounts a FUSE file system at DIR with one file per active LV."},
     {"pvscan", "List all physical volumes", STYLE_LVM, FORMS({NULL, "", NULL}),
-     OPTS({'e', "exported", NULL, "Only the PVs of exported VGs.", 0},
-          {'n', "novolumegroup", NULL, "Only the PVs in no VG.", 0},
-          {'s', "short", NULL, "Only the device names (and the totals).", 0},
-          {'u', "uuid", NULL, "Each PV's UUID after its device name.", 0},
-          {0, "ignorelockingfailure", NULL, "Go on without the VG lock when it cannot be taken.",
-           0}),
+     OPTS(
+         {'e', "exported", NULL, "Only the PVs of exported VGs.", 0},
+         {'n', "novolumegroup", NULL, "Only the PVs in no VG.", 0},
+         {'s', "short", NULL, "Only the device names (and the totals).", 0},
+         {'u', "uuid", NULL, "Each PV's UUID after its device name.", 0},
+         {0, "ignorelockingfailure", NULL, "Go on without the VG lock when it cannot be taken.", 0},
+         {0, "cache", NULL,
+          "Refused: ulvm does not support LVM2's event activation (--activate, "
+          "--autoactivation, --checkcomplete, --listlvs, --listvg, --major, --minor, "
+          "--noudevsync, --udevoutput, --vgonline go with it, as in LVM2).",
+          0}),
      "Lists every PV of the devices considered, with its VG and sizes, and the totals."},
     {"vgscan", "Search for all volume groups", STYLE_LVM, FORMS({NULL, "", NULL}),
      OPTS(

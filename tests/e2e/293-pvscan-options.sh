@@ -5,11 +5,15 @@
 # LVM2's words (exit 3). Same stdout, stderr and exit status (loop devices mapped to image
 # paths, runs of blanks squeezed where the device names' lengths differ). As LVM2:
 # --ignorelockingfailure is taken (ulvm goes on without a VG lock that cannot be taken);
-# --noudevsync is refused without --cache (exit 3).
+# --noudevsync is refused without --cache (exit 3), and so are LVM2's other event
+# activation options (-a, --autoactivation, --checkcomplete, --listvg, --listlvs, --major,
+# --minor, --udevoutput, --vgonline); --cache itself is refused (exit 5, one line): ulvm
+# does not do LVM2's event activation (vgchange -aay is ulvm's autoactivation).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
 need_lvm2
+need_python
 
 for n in a b c; do mkimg $n 64M; done
 ulvm pvcreate "$(img a)" "$(img b)" "$(img c)" >/dev/null
@@ -40,6 +44,25 @@ lvm2 vgexport e2e293b >/dev/null
 for o in "${opts[@]}" "-e -u" "-e -s"; do
 	# shellcheck disable=SC2086
 	both "$o" $o
+done
+# LVM2's event activation options without --cache: refused in LVM2's words (exit 3;
+# --udevoutput without a word)
+for o in -aay "--activate ay" "--autoactivation event" --checkcomplete --listvg --listlvs \
+	"--major 7" "--minor 0" --udevoutput --vgonline "--listvg -s"; do
+	# shellcheck disable=SC2086
+	both "$o" $o
+done
+# --cache, with or without the others: refused, LVM2's event activation is not done
+for o in --cache "--cache -aay" "--cache --listvg" "--cache --major 7 --minor 0" \
+	"--cache --noudevsync" "-s --cache --vgonline --checkcomplete -aay"; do
+	before=$(imgsum a b c)
+	# shellcheck disable=SC2086
+	run_rc uo ue ur ulvm pvscan $o
+	assert_eq 5 "$ur" "pvscan $o: refused"
+	assert_eq "" "$uo" "pvscan $o: nothing listed"
+	assert_eq "ulvm does not support pvscan --cache: LVM2's event activation (udev's calls, the online files in /run/lvm); vgchange -aay activates" \
+		"$(sed 's/^  //' <<<"$ue")" "pvscan $o: one line"
+	assert_eq "$before" "$(imgsum a b c)" "pvscan $o: nothing written"
 done
 # the columns as LVM2's, blanks and all: ulvm given the same loop devices (the lines
 # sorted: the order of the VGs is that of the scan, compared above on the images)
