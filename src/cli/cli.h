@@ -546,6 +546,9 @@ int cmd_fullreport(struct cli *c, int argc, char **argv);
 #define CHANGE_SHORTOPTS "A:"
 /* --ignorelockingfailure of the commands that only read metadata (and of activation). */
 #define OPT_IGNORELOCKINGFAILURE 1015
+/* -M|--metadatatype's value: lvm2 (or 2) is LVM2 2.03's only format; anything else gets
+ * LVM2's "Invalid argument" and parse error lines (false: exit 3). */
+bool cli_metadatatype_ok(const char *arg);
 /* Handle a common option; returns 1 if handled, 0 if not, -1 on error. */
 int cli_common_opt(struct cli *c, int opt, const char *arg);
 extern const char *cli_lock_dir;

@@ -25,6 +25,8 @@ int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate
 	uint64_t s;
 
 	switch (opt) {
+	case 'M': /* -M|--metadatatype: LVM2 2.03 writes lvm2 only, and refuses the rest */
+		return cli_metadatatype_ok(arg) ? 1 : -EINVALID_CMD_LINE;
 	case 2000:
 	case 2002:
 	case 2003:
@@ -97,6 +99,7 @@ int pvcreate_opt(const char *cmd, int opt, const char *arg, struct ulvm_pvcreate
 
 #define PVCREATE_LONGOPTS                                                                          \
 	{"metadatasize", required_argument, NULL, 2000},                                           \
+	    {"metadatatype", required_argument, NULL, 'M'},                                        \
 	    {"pvmetadatacopies", required_argument, NULL, 2001},                                   \
 	    {"metadatacopies", required_argument, NULL, 2001},                                     \
 	    {"dataalignment", required_argument, NULL, 2002},                                      \
@@ -302,7 +305,7 @@ int cmd_pvcreate(struct cli *c, int argc, char **argv)
 	struct ulvm_pvcreate_opts o = {.metadata_copies = ULVM_DEFAULT};
 	int opt, r, rc = ECMD_PROCESSED;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "u:Z:", lo,
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "u:Z:M:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;

@@ -17,6 +17,7 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type);
 
 #define PV_LONGOPTS                                                                                \
 	{"metadatasize", required_argument, NULL, 2000},                                           \
+	    {"metadatatype", required_argument, NULL, 'M'},                                        \
 	    {"pvmetadatacopies", required_argument, NULL, 2001},                                   \
 	    {"dataalignment", required_argument, NULL, 2002},                                      \
 	    {"dataalignmentoffset", required_argument, NULL, 2007},                                \
@@ -82,7 +83,7 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 
 	o.tags = tags;
 	cli_settings_init(&set);
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "s:l:p:Z:", lo,
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "s:l:p:Z:M:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
@@ -190,8 +191,8 @@ int cmd_vgextend(struct cli *c, int argc, char **argv)
 	struct ulvm_vg *vg;
 	int opt, r;
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "Z:", lo, NULL)) !=
-	       -1) {
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "Z:M:", lo,
+	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1 ||
 		    (r = pvcreate_opt("vgextend", opt, optarg, &o)) == 1)
 			continue;
@@ -649,6 +650,7 @@ int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 	static const struct option lo[] = {COMMON_LONGOPTS,
 	                                   {"file", required_argument, NULL, 'F'},
 	                                   {"list", no_argument, NULL, 'l'},
+	                                   {"metadatatype", required_argument, NULL, 'M'},
 	                                   {0}};
 	const char *file = NULL;
 	char path[4096], archive_dir[4096], *text;
@@ -657,9 +659,14 @@ int cmd_vgcfgrestore(struct cli *c, int argc, char **argv)
 	bool list = false;
 
 	/* -f is --file here, as in LVM2; --force (no argument) stays force. */
-	while ((opt = getopt_long(argc, argv, "yvqhdtlf:", lo, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "yvqhdtlf:M:", lo, NULL)) != -1) {
 		if (opt == 'F' || (opt == 'f' && optarg)) {
 			file = optarg;
+			continue;
+		}
+		if (opt == 'M') {
+			if (!cli_metadatatype_ok(optarg))
+				return EINVALID_CMD_LINE;
 			continue;
 		}
 		if (opt == 'l') {

@@ -113,12 +113,8 @@ int cmd_vgsplit(struct cli *c, int argc, char **argv)
 				return EINVALID_CMD_LINE;
 			break;
 		case 'M':
-			if (strcmp(optarg, "lvm2") && strcmp(optarg, "2")) {
-				fprintf(stderr, "  Invalid argument for --metadatatype: %s\n",
-				        optarg);
-				cli_parse_error();
+			if (!cli_metadatatype_ok(optarg))
 				return EINVALID_CMD_LINE;
-			}
 			break;
 		case 7002: {
 			uint32_t n;

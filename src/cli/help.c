@@ -193,6 +193,7 @@ static const struct help_opt common_opts[] = {
 	    {0, "bootloaderareasize", "Size[m|UNIT]",                                              \
 	     "Reserve space for a bootloader between the metadata and the data.", 0},              \
 	    {0, "labelsector", "Number", "The sector (0..3) of the PV's label (default 1).", 0},   \
+	    {'M', "metadatatype", "lvm2", "The metadata format: lvm2 only (as LVM2 2.03).", 0},    \
 	{                                                                                          \
 		'Z', "zero", "y|n", "Wipe the first 4 sectors of the device (default y).", 0       \
 	}
@@ -378,7 +379,8 @@ static const struct help_cmd help_cmds[] = {
      FORMS({NULL, "-f|--file String VG", NULL},
            {"List the VG's metadata archives and backup.", "-l|--list VG", NULL},
            {"Show one metadata backup file.", "-l|--list -f|--file String VG", NULL}),
-     OPTS(O_FORCE("Restore even if the metadata has LVs of types ulvm keeps but does not "
+     OPTS({'M', "metadatatype", "lvm2", "The metadata format: lvm2 only (as LVM2 2.03).", 0},
+          O_FORCE("Restore even if the metadata has LVs of types ulvm keeps but does not "
                   "interpret.")),
      "Writes the metadata of a backup file to the VG's PVs."},
     {"lvcreate", "Create a logical volume", STYLE_LVM,

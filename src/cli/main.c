@@ -136,6 +136,15 @@ void cli_parse_error(void)
 	cli_parse_error_said = true;
 }
 
+bool cli_metadatatype_ok(const char *arg)
+{
+	if (!strcmp(arg, "lvm2") || !strcmp(arg, "2"))
+		return true;
+	fprintf(stderr, "  Invalid argument for --metadatatype: %s\n", arg);
+	cli_parse_error();
+	return false;
+}
+
 int cli_common_opt(struct cli *c, int opt, const char *arg)
 {
 	switch (opt) {

@@ -12,7 +12,8 @@ need_python
 export LVM_SUPPRESS_FD_WARNINGS=1
 
 one_vg e2eM l1:8M l2:4M
-attach a
+mkimg b 16M
+attach a b
 same() { # ARGS...: stdout and exit code as LVM2's
 	local lo le lr uo ue ur
 	run_rc lo le lr lvm2 "$@"
@@ -48,4 +49,25 @@ assert_eq "  l1" "$lo" "LVM2 reads the VG without l2"
 run_rc lo le lr lvm2 lvremove --nohistory -y e2eM/l1
 run_rc uo ue ur ulvm lvs --noheadings -o lv_name --separator : e2eM
 assert_eq "" "$uo" "ulvm reads LVM2's removal"
+
+# -M|--metadatatype: lvm2 (or 2) is taken, lvm1, pool and the rest refused in LVM2's words
+for m in lvm1 pool x; do
+	for cmd in "pvcreate -M $m" "vgcreate --metadatatype $m e2eQ" "vgextend -M $m e2eM" \
+		"vgsplit -M $m e2eM e2eQ"; do
+		run_rc lo le lr lvm2 $cmd "${LOOP_OF[b]}"
+		run_rc uo ue ur ulvm $cmd "$T/b.img"
+		assert_eq "$lr" "$ur" "$cmd: exit code"
+		assert_eq "$le" "$ue" "$cmd: LVM2's refusal"
+	done
+	run_rc lo le lr lvm2 vgcfgrestore -M $m e2eM
+	run_rc uo ue ur ulvm vgcfgrestore -M $m e2eM
+	assert_eq "$lr" "$ur" "vgcfgrestore -M $m: exit code"
+	assert_eq "$le" "$ue" "vgcfgrestore -M $m: LVM2's refusal"
+done
+run_rc uo ue ur ulvm pvcreate -M2 "$T/b.img"
+assert_eq 0 "$ur" "pvcreate -M2: exit code"
+run_rc uo ue ur ulvm vgextend --metadatatype lvm2 e2eM "$T/b.img"
+assert_eq 0 "$ur" "vgextend --metadatatype lvm2: exit code"
+run_rc lo le lr lvm2 vgs --noheadings -o pv_count --separator : e2eM
+assert_eq "  2" "$lo" "LVM2 reads the extended VG"
 echo PASS
