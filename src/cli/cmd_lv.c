@@ -1841,40 +1841,90 @@ out:
 	return rc;
 }
 
+/* The long name of option value opt in lo (the first one that has it). */
+static const char *lvconvert_unsupported_opt(const struct option *lo, int opt)
+{
+	for (; lo->name; lo++)
+		if (lo->val == opt)
+			return lo->name;
+	return "?";
+}
+
+/* The segment types of LVM2's lvconvert --type that ulvm does not have. */
+static bool lvconvert_unsupported_type(const char *type)
+{
+	static const char *const prefix[] = {"cache", "writecache", "vdo", "raid", "mirror"};
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+		if (!strncmp(type, prefix[i], strlen(prefix[i])))
+			return true;
+	return false;
+}
+
 int cmd_lvconvert(struct cli *c, int argc, char **argv)
 {
-	static const struct option lo[] = {COMMON_LONGOPTS,
-	                                   CHANGE_LONGOPTS,
-	                                   {"merge", no_argument, NULL, 7100},
-	                                   {"mergesnapshot", no_argument, NULL, 7100},
-	                                   {"interval", required_argument, NULL, 'i'},
-	                                   {"background", no_argument, NULL, 'b'},
-	                                   {"repair", no_argument, NULL, 7101},
-	                                   {"poolmetadataspare", required_argument, NULL, 7102},
-	                                   {"type", required_argument, NULL, 7103},
-	                                   {"thinpool", required_argument, NULL, 7104},
-	                                   {"poolmetadata", required_argument, NULL, 7105},
-	                                   {"discards", required_argument, NULL, 7106},
-	                                   {"poolmetadatasize", required_argument, NULL, 7107},
-	                                   {"chunksize", required_argument, NULL, 'c'},
-	                                   {"zero", required_argument, NULL, 'Z'},
-	                                   {"snapshot", no_argument, NULL, 's'},
-	                                   {"splitsnapshot", no_argument, NULL, 7108},
-	                                   {"swapmetadata", no_argument, NULL, 7109},
-	                                   {0}};
+	static const struct option lo[] = {
+	    COMMON_LONGOPTS,
+	    CHANGE_LONGOPTS,
+	    {"merge", no_argument, NULL, 7100},
+	    {"mergesnapshot", no_argument, NULL, 7100},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"background", no_argument, NULL, 'b'},
+	    {"repair", no_argument, NULL, 7101},
+	    {"poolmetadataspare", required_argument, NULL, 7102},
+	    {"type", required_argument, NULL, 7103},
+	    {"thinpool", required_argument, NULL, 7104},
+	    {"poolmetadata", required_argument, NULL, 7105},
+	    {"discards", required_argument, NULL, 7106},
+	    {"poolmetadatasize", required_argument, NULL, 7107},
+	    {"chunksize", required_argument, NULL, 'c'},
+	    {"zero", required_argument, NULL, 'Z'},
+	    {"snapshot", no_argument, NULL, 's'},
+	    {"splitsnapshot", no_argument, NULL, 7108},
+	    {"swapmetadata", no_argument, NULL, 7109},
+	    /* cache, writecache, vdo, raid, mirror: 7200.. */
+	    {"cache", no_argument, NULL, 'H'},
+	    {"cachedevice", required_argument, NULL, 7201},
+	    {"cachemetadataformat", required_argument, NULL, 7202},
+	    {"cachemode", required_argument, NULL, 7203},
+	    {"cachepolicy", required_argument, NULL, 7204},
+	    {"cachepool", required_argument, NULL, 7205},
+	    {"cachesettings", required_argument, NULL, 7206},
+	    {"cachesize", required_argument, NULL, 7207},
+	    {"cachevol", required_argument, NULL, 7208},
+	    {"splitcache", no_argument, NULL, 7209},
+	    {"uncache", no_argument, NULL, 7210},
+	    {"compression", required_argument, NULL, 7211},
+	    {"deduplication", required_argument, NULL, 7212},
+	    {"vdopool", required_argument, NULL, 7213},
+	    {"vdosettings", required_argument, NULL, 7214},
+	    {"raidintegrity", required_argument, NULL, 7215},
+	    {"raidintegrityblocksize", required_argument, NULL, 7216},
+	    {"raidintegritymode", required_argument, NULL, 7217},
+	    {"replace", required_argument, NULL, 7218},
+	    {"mirrors", required_argument, NULL, 'm'},
+	    {"mirrorlog", required_argument, NULL, 7219},
+	    {"mergemirrors", no_argument, NULL, 7220},
+	    {"splitmirrors", required_argument, NULL, 7221},
+	    {"trackchanges", no_argument, NULL, 7222},
+	    {"regionsize", required_argument, NULL, 'R'},
+	    {0}};
 	bool snapshot = false, split = false, swap = false;
 	bool merge = false, background = false, repair = false, no_spare = false;
-	const char *type = NULL, *thinpool = NULL;
+	const char *type = NULL, *thinpool = NULL, *unsup = NULL;
 	struct cli_thinpool_args tp = {.zero = -1, .spare = true};
 	uint64_t sz;
 	int opt, r, rc = ECMD_PROCESSED;
 
 	merge_poll.interval = cli_polling_interval; /* -i wins */
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:s", lo,
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:sHm:R:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
-		if (opt == 7100) {
+		if (opt == 'H' || opt == 'm' || opt == 'R' || (opt >= 7200 && opt <= 7299)) {
+			if (!unsup)
+				unsup = lvconvert_unsupported_opt(lo, opt);
+		} else if (opt == 7100) {
 			merge = true;
 		} else if (opt == 7101) {
 			repair = true;
@@ -1954,6 +2004,19 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		} else {
 			return EINVALID_CMD_LINE;
 		}
+	}
+	if (!unsup && type && lvconvert_unsupported_type(type))
+		unsup = "type";
+	if (unsup) {
+		if (!strcmp(unsup, "type"))
+			fprintf(stderr, "  ulvm does not support lvconvert --type %s.\n", type);
+		else
+			fprintf(
+			    stderr,
+			    "  ulvm does not support lvconvert --%s (cache, writecache, vdo, raid "
+			    "and mirror LVs are not in ulvm).\n",
+			    unsup);
+		return ECMD_FAILED;
 	}
 	if (merge_poll.interval)
 		cli_verbose(c, 1, "Checking progress %s waiting every %u seconds.",
