@@ -311,6 +311,7 @@ struct cli_settings {
 	uint32_t readahead;           /* sectors, ULVM_READ_AHEAD_AUTO/NONE */
 	int persistent, major, minor; /* -1: not given */
 	int autoactivation;           /* -1, 0 or 1 */
+	int activation_skip;          /* -k|--setactivationskip: -1, 0 or 1 */
 	const char *profile;          /* --metadataprofile */
 	bool detach_profile;          /* --detachprofile */
 	const char *alloc;            /* a policy's word as recorded */
@@ -318,6 +319,9 @@ struct cli_settings {
 void cli_settings_init(struct cli_settings *s);
 /* 1: `opt` was one of these, 0: not, -1: a bad value (LVM2's messages printed, exit 3). */
 int cli_settings_opt(struct cli_settings *s, int opt, const char *arg);
+/* -k|--setactivationskip y|n into s (not in cli_settings_opt: a thin snapshot's own default
+ * differs); 0 or -1 after LVM2's message. */
+int cli_settings_activation_skip(struct cli_settings *s, const char *arg);
 bool cli_settings_any(const struct cli_settings *s);
 /* -M/--major/--minor as LVM2 checks them (the major given is ignored, with LVM2's
  * warning); 0 or an exit code after the message. */

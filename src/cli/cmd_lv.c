@@ -299,6 +299,7 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	                                   {"wipesignatures", required_argument, NULL, 'W'},
 	                                   {"type", required_argument, NULL, 7002},
 	                                   {"setactivationskip", required_argument, NULL, 'k'},
+	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
 	                                   {"snapshot", no_argument, NULL, 's'},
 	                                   {"chunksize", required_argument, NULL, 'c'},
 	                                   {"discards", required_argument, NULL, 7100},
@@ -334,8 +335,9 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 	p.tags = tags;
 	cli_settings_init(&set);
 	while ((opt = getopt_long(
-	            argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:sc:p:r:M:j:",
-	            lo, NULL)) != -1) {
+	            argc, argv,
+	            COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:n:i:I:C:a:Z:W:k:Ksc:p:r:M:j:", lo,
+	            NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if ((r = cli_settings_opt(&set, opt, optarg)) != 0) {
@@ -404,6 +406,11 @@ int cmd_lvcreate(struct cli *c, int argc, char **argv)
 			zero_given |= optarg[0] == 'y';
 			break;
 		case 'k':
+			if (cli_settings_activation_skip(&set, optarg))
+				return EINVALID_CMD_LINE;
+			break;
+		case 'K':
+			c->ignore_activation_skip = true;
 			break;
 		case 's':
 			snapshot = true;
@@ -1338,6 +1345,7 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	                                   {"select", required_argument, NULL, 'S'},
 	                                   {"permission", required_argument, NULL, 'p'},
 	                                   {"ignoreactivationskip", no_argument, NULL, 'K'},
+	                                   {"setactivationskip", required_argument, NULL, 'k'},
 	                                   ACT_LONGOPTS,
 	                                   {"resync", no_argument, NULL, 8003},
 	                                   {"syncaction", required_argument, NULL, 8004},
@@ -1354,9 +1362,9 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 	const char *activate = NULL;
 
 	cli_settings_init(&set);
-	while ((opt = getopt_long(
-	            argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS ACT_SHORTOPTS "a:S:p:Kr:M:j:", lo,
-	            NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv,
+	                          COMMON_SHORTOPTS CHANGE_SHORTOPTS ACT_SHORTOPTS "a:S:p:Kk:r:M:j:",
+	                          lo, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		if (opt != 'p' && (r = cli_settings_opt(&set, opt, optarg)) != 0) {
@@ -1380,6 +1388,11 @@ int cmd_lvchange(struct cli *c, int argc, char **argv)
 		}
 		if (opt == 'K') {
 			c->ignore_activation_skip = true;
+			continue;
+		}
+		if (opt == 'k') {
+			if (cli_settings_activation_skip(&set, optarg))
+				return EINVALID_CMD_LINE;
 			continue;
 		}
 		if ((r = cli_act_opt(c, &ao, opt, optarg, "lvchange")) != 0) {

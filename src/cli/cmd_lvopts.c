@@ -71,7 +71,7 @@ static int number(const char *opt, const char *arg, int *out)
 void cli_settings_init(struct cli_settings *s)
 {
 	memset(s, 0, sizeof(*s));
-	s->persistent = s->major = s->minor = s->autoactivation = -1;
+	s->persistent = s->major = s->minor = s->autoactivation = s->activation_skip = -1;
 }
 
 int cli_settings_opt(struct cli_settings *s, int opt, const char *arg)
@@ -120,11 +120,16 @@ int cli_settings_opt(struct cli_settings *s, int opt, const char *arg)
 	return 0;
 }
 
+int cli_settings_activation_skip(struct cli_settings *s, const char *arg)
+{
+	return yes_no("setactivationskip", arg, &s->activation_skip) ? -1 : 0;
+}
+
 bool cli_settings_any(const struct cli_settings *s)
 {
 	return s->perm || s->readahead_set || s->persistent >= 0 || s->major >= 0 ||
 	       s->minor >= 0 || s->autoactivation >= 0 || s->profile || s->detach_profile ||
-	       s->alloc;
+	       s->alloc || s->activation_skip >= 0;
 }
 
 /* The kernel's device-mapper major (/proc/devices), 0 when it has none: the number LVM2
@@ -279,13 +284,20 @@ int cli_settings_apply_lv(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 			return r;
 		*changed = true;
 	}
+	if (s->activation_skip >= 0) {
+		/* LVM2 says "changed" even when the flag was already so */
+		if ((r = cli_status_set(&lv->flags, "ACTIVATION_SKIP", s->activation_skip, NULL)))
+			return r;
+		*changed = true;
+	}
 	if (s->profile || s->detach_profile) {
 		if ((r = ulvm_lv_set_profile(vg, lv, s->detach_profile ? NULL : s->profile)))
 			return r;
 		*changed = true;
 	}
-	*tell = *changed && !(quiet && !s->perm && !s->alloc && !s->readahead_set &&
-	                      s->autoactivation < 0 && !s->profile && !s->detach_profile);
+	*tell = *changed &&
+	        !(quiet && !s->perm && !s->alloc && !s->readahead_set && s->autoactivation < 0 &&
+	          s->activation_skip < 0 && !s->profile && !s->detach_profile);
 	return fail;
 }
 

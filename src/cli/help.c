@@ -526,7 +526,9 @@ static const struct help_cmd help_cmds[] = {
           {'p', "permission", "rw|r", "Make the LV writable or read-only.", 0}, O_READAHEAD,
           O_PERSISTENT, O_SETAUTOACTIVATION("LV"), O_METADATAPROFILE, O_DETACHPROFILE, O_ALLOC,
           {'K', "ignoreactivationskip", NULL,
-           "Activate LVs flagged to be skipped (thin snapshots).", 0},
+           "Activate LVs flagged to be skipped (thin snapshots, -ky).", 0},
+          {'k', "setactivationskip", "y|n",
+           "Flag the LV to be skipped by -ay activation (LVM2's ACTIVATION_SKIP), or clear it.", 0},
           {0, "monitor", "y|n",
            "Whether ulvmd's monitor watches the LV's active thin pool (dmeventd's "
            "registration; lvs -o seg_monitor shows it).",
