@@ -393,14 +393,25 @@ static int vgscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
 	return ECMD_PROCESSED;
 }
 
+struct vgscan_opts {
+	bool notify, mknodes;
+};
+
 static int vgscan_opt(struct cli *c, int opt, void *arg)
 {
+	struct vgscan_opts *o = arg;
+
 	(void)c;
-	if (opt != 9501)
+	if (opt == 9500)
+		o->mknodes = true;
+	else if (opt == 9501)
+		o->notify = true;
+	else
 		return 1;
-	*(bool *)arg = true; /* --notifydbus */
 	return 0;
 }
+
+static int mknodes_all(struct cli *c);
 
 int cmd_vgscan(struct cli *c, int argc, char **argv)
 {
@@ -412,10 +423,10 @@ int cmd_vgscan(struct cli *c, int argc, char **argv)
 	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
 	    {"notifydbus", no_argument, NULL, 9501},
 	    {0}};
-	bool notify = false;
+	struct vgscan_opts o = {0};
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, vgscan_opt, &notify)))
+	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, vgscan_opt, &o)))
 		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "  Too many parameters on command line.\n");
@@ -423,9 +434,15 @@ int cmd_vgscan(struct cli *c, int argc, char **argv)
 	}
 	/* --notifydbus: LVM2 only tells lvmdbusd to rescan (nothing when it does not run) and
 	 * scans nothing itself: no line, exit 0. ulvm has no dbus service to tell. */
-	if (notify)
+	if (o.notify)
 		return ECMD_PROCESSED;
-	return each_vg_lvm2_order(c, ULVM_LOCK_READ, vgscan_vg, NULL);
+	rc = each_vg_lvm2_order(c, ULVM_LOCK_READ, vgscan_vg, NULL);
+	/* --mknodes: then vgmknodes over every VG, as LVM2 runs it after the scan */
+	if (o.mknodes) {
+		int r = mknodes_all(c);
+		rc = r > rc ? r : rc;
+	}
+	return rc;
 }
 
 static int lvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
@@ -890,6 +907,14 @@ static int mknodes_opt(struct cli *c, int opt, void *arg)
 		return 1;
 	((struct mknodes *)arg)->refresh = true;
 	return 0;
+}
+
+/* vgscan --mknodes: every VG's LVs checked, as vgmknodes with no argument */
+static int mknodes_all(struct cli *c)
+{
+	struct mknodes m = {0};
+
+	return cli_each_vg(c, NULL, 0, ULVM_LOCK_READ, mknodes_vg, &m);
 }
 
 int cmd_vgmknodes(struct cli *c, int argc, char **argv)

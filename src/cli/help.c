@@ -695,7 +695,8 @@ static const struct help_cmd help_cmds[] = {
      "Lists every PV of the devices considered, with its VG and sizes, and the totals."},
     {"vgscan", "Search for all volume groups", STYLE_LVM, FORMS({NULL, "", NULL}),
      OPTS(
-         {0, "mknodes", NULL, "Accepted for LVM2 compatibility (ulvm makes no /dev nodes).", 0},
+         {0, "mknodes", NULL,
+          "Then check every VG's active LVs as vgmknodes does (ulvm makes no /dev nodes).", 0},
          {0, "ignorelockingfailure", NULL, "Go on without the VG lock when it cannot be taken.", 0},
          {0, "notifydbus", NULL, "Only notify lvmdbusd (none with ulvm): no scan, no line.", 0}),
      "Lists every VG found on the devices considered."},

@@ -3,7 +3,7 @@
 # driver); ulvm has its own device-mapper and makes no /dev nodes, so its vgmknodes checks
 # the LVs' records and with --refresh reloads the active LVs whose tables changed (here: an
 # LV LVM2 extended behind ulvm's back), silent and exit 0; a VG or LV not there is said as
-# LVM2 says it.
+# LVM2 says it. vgscan --mknodes is the scan's lines and then the same check of every VG.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -38,6 +38,14 @@ assert_eq "24576" "$("$ULVM" dmsetup table e2eM-l1 | awk '{ s += $2 } END { prin
 assert_eq "$(sha256sum <"$T/pattern")" \
 	"$(ulvm dd if=e2eM/l1 bs=1M count=8 status=none | sha256sum)" "the data as it was"
 assert_eq "" "$("$ULVM" dmsetup table e2eM-l2 2>/dev/null || true)" "an inactive LV stays inactive"
+
+note "vgscan --mknodes: the scan, then vgmknodes over every VG"
+assert_eq "$(ulvm vgscan)" "$(ulvm vgscan --mknodes)" "vgscan --mknodes prints the scan's lines only"
+run_rc o e r ulvm vgscan --mknodes
+assert_eq 0 "$r" "vgscan --mknodes: exit status"
+run_rc lo le lr lvm vgscan --mknodes --devices "$(loop a)"
+[ "$lr" = 0 ] || assert_match "Failure to communicate with kernel device-mapper driver" "$le" \
+	"LVM2's vgscan --mknodes without device-mapper says why"
 
 note "what is not there, as LVM2 says it"
 run_rc o e r ulvm vgmknodes nosuch
