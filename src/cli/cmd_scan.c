@@ -267,6 +267,11 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 			fprintf(stderr, "  Command does not accept option: %s.\n", o.refused);
 		return EINVALID_CMD_LINE;
 	}
+	/* a device is pvscan --cache's argument only (LVM2 checks after the options) */
+	if (optind < argc) {
+		fprintf(stderr, "  Command does not accept argument: %s.\n", argv[optind]);
+		return EINVALID_CMD_LINE;
+	}
 	if (o.exported && o.novg) {
 		fprintf(stderr, "  Options -e and -n are incompatible\n"
 		                "  Run `pvscan --help' for more information.\n");

@@ -52,6 +52,11 @@ for o in -aay "--activate ay" "--autoactivation event" --checkcomplete --listvg 
 	# shellcheck disable=SC2086
 	both "$o" $o
 done
+# a device argument without --cache: LVM2's refusal, after the options' own
+for o in "$(img a)" "-s x" "-e -n x" "--vgonline x" "--udevoutput x"; do
+	# shellcheck disable=SC2086
+	both "$o" $o
+done
 # --cache, with or without the others: refused, LVM2's event activation is not done
 for o in --cache "--cache -aay" "--cache --listvg" "--cache --major 7 --minor 0" \
 	"--cache --noudevsync" "-s --cache --vgonline --checkcomplete -aay"; do
