@@ -148,17 +148,19 @@ struct pvscan_opts {
 	char refused[96]; /* the first option LVM2 takes only with --cache */
 };
 
-static const struct option pvscan_cache_opts[] = {{"activate", required_argument, NULL, 'a'},
-                                                  {"autoactivation", required_argument, NULL, 9602},
-                                                  {"checkcomplete", no_argument, NULL, 9603},
-                                                  {"listvg", no_argument, NULL, 9604},
-                                                  {"listlvs", no_argument, NULL, 9605},
-                                                  {"major", required_argument, NULL, 9606},
-                                                  {"minor", required_argument, NULL, 9607},
-                                                  {"noudevsync", no_argument, NULL, 9608},
-                                                  {"udevoutput", no_argument, NULL, 9609},
-                                                  {"vgonline", no_argument, NULL, 9610},
-                                                  {0}};
+/* LVM2's event activation options (pvscan --cache's): in pvscan's option table, and
+ * looked up by pvscan_opt to name the one refused without --cache */
+#define PVSCAN_CACHE_LONGOPTS                                                                      \
+	{"activate", required_argument, NULL, 'a'},                                                \
+	    {"autoactivation", required_argument, NULL, 9602},                                     \
+	    {"checkcomplete", no_argument, NULL, 9603}, {"listvg", no_argument, NULL, 9604},       \
+	    {"listlvs", no_argument, NULL, 9605}, {"major", required_argument, NULL, 9606},        \
+	    {"minor", required_argument, NULL, 9607}, {"noudevsync", no_argument, NULL, 9608},     \
+	    {"udevoutput", no_argument, NULL, 9609},                                               \
+	{                                                                                          \
+		"vgonline", no_argument, NULL, 9610                                                \
+	}
+static const struct option pvscan_cache_opts[] = {PVSCAN_CACHE_LONGOPTS, {0}};
 
 static int pvscan_opt(struct cli *c, int opt, void *arg)
 {
@@ -234,16 +236,7 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 	    {"short", no_argument, NULL, 's'},
 	    {"uuid", no_argument, NULL, 'u'},
 	    {"cache", no_argument, NULL, 9601},
-	    {"activate", required_argument, NULL, 'a'},
-	    {"autoactivation", required_argument, NULL, 9602},
-	    {"checkcomplete", no_argument, NULL, 9603},
-	    {"listvg", no_argument, NULL, 9604},
-	    {"listlvs", no_argument, NULL, 9605},
-	    {"major", required_argument, NULL, 9606},
-	    {"minor", required_argument, NULL, 9607},
-	    {"noudevsync", no_argument, NULL, 9608},
-	    {"udevoutput", no_argument, NULL, 9609},
-	    {"vgonline", no_argument, NULL, 9610},
+	    PVSCAN_CACHE_LONGOPTS,
 	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
 	    {"reportformat", required_argument, NULL, 1014},
 	    {0}};
