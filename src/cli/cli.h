@@ -538,6 +538,11 @@ int cmd_fullreport(struct cli *c, int argc, char **argv);
 		"lock-dir", required_argument, NULL, 1006                                          \
 	}
 #define COMMON_SHORTOPTS "yfvqhdt"
+/* A command's options: the common ones (cli_common_opt), then `own` (0: taken, else the
+ * command line is refused; NULL: none of its own). 0, or EINVALID_CMD_LINE after LVM2's
+ * line for an unknown option. */
+int cli_parse_plain(struct cli *c, int argc, char **argv, const char *shortopts,
+                    const struct option *lo, int (*own)(struct cli *, int, void *), void *arg);
 /* What LVM2's commands that change metadata take beyond the common options (cli_common_opt
  * handles them): -A|--autobackup y|n, --noudevsync (no udev in ulvm: no effect) and
  * --reportformat basic|json (json: the command's log report, as LVM2's, an empty object

@@ -12,19 +12,13 @@
 static int parse_no_args(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS, {0}};
-	int opt;
+	int rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, NULL, NULL);
 
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS, lo, NULL)) != -1) {
-		if (cli_common_opt(c, opt, optarg) == 1)
-			continue;
-		cli_parse_error();
-		return EINVALID_CMD_LINE;
-	}
-	if (optind < argc) {
+	if (!rc && optind < argc) {
 		fprintf(stderr, "  Command does not accept argument: %s.\n", argv[optind]);
-		return EINVALID_CMD_LINE;
+		rc = EINVALID_CMD_LINE;
 	}
-	return 0;
+	return rc;
 }
 
 int cmd_formats(struct cli *c, int argc, char **argv)

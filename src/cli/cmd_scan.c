@@ -14,26 +14,6 @@
 #include "../util/util.h"
 #include "cli.h"
 
-/* Options with no argument beyond the common ones; returns 0 or EINVALID_CMD_LINE. */
-static int parse_plain(struct cli *c, int argc, char **argv, const char *shortopts,
-                       const struct option *lo, int (*own)(struct cli *, int, void *), void *arg)
-{
-	int opt;
-
-	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
-		if (cli_common_opt(c, opt, optarg) == 1)
-			continue;
-		if (opt == '?') { /* getopt said which; LVM2 adds this */
-			cli_parse_error();
-			return EINVALID_CMD_LINE;
-		}
-		if (!own || own(c, opt, arg))
-			return EINVALID_CMD_LINE;
-	}
-	return 0;
-}
-
-/* LVM2's long sizes: zero with the blank three-letter unit ("0   ", pvscan's totals) */
 static void size_h(uint64_t sectors, char *buf, size_t len)
 {
 	if (!sectors) {
@@ -248,7 +228,7 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 	char b1[64], b2[64], name[PATH_MAX + 64];
 	int r, rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensua:", lo, pvscan_opt, &o)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensua:", lo, pvscan_opt, &o)))
 		return rc;
 	if (o.cache) {
 		cli_error("ulvm does not support pvscan --cache: LVM2's event activation (udev's "
@@ -424,7 +404,7 @@ int cmd_vgscan(struct cli *c, int argc, char **argv)
 	struct vgscan_opts o = {0};
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, vgscan_opt, &o)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, vgscan_opt, &o)))
 		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "  Too many parameters on command line.\n");
@@ -499,7 +479,7 @@ int cmd_lvscan(struct cli *c, int argc, char **argv)
 	bool all = false;
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "ab", lo, lvscan_opt, &all)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS "ab", lo, lvscan_opt, &all)))
 		return rc;
 	if (optind < argc) {
 		fprintf(stderr, "  No additional command line arguments allowed\n");
@@ -572,7 +552,7 @@ static int export_cmd(struct cli *c, int argc, char **argv, bool on)
 	bool all = false;
 	int rc, r;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS "aS:", lo, export_opt, &all)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS "aS:", lo, export_opt, &all)))
 		return rc;
 	if (optind >= argc && !all && !c->select) {
 		fprintf(stderr,
@@ -798,8 +778,8 @@ int cmd_pvchange(struct cli *c, int argc, char **argv)
 	struct pvchange_opts o = {.allocatable = -1};
 	int rc, r;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "x:auS:", lo,
-	                      pvchange_opt, &o)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "x:auS:", lo,
+	                          pvchange_opt, &o)))
 		return rc;
 	o.args = argv + optind;
 	o.nargs = argc - optind;
@@ -926,7 +906,7 @@ int cmd_vgmknodes(struct cli *c, int argc, char **argv)
 	struct mknodes m = {0};
 	int rc;
 
-	if ((rc = parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, mknodes_opt, &m)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS, lo, mknodes_opt, &m)))
 		return rc;
 	m.args = argv + optind;
 	m.nargs = argc - optind;

@@ -145,6 +145,24 @@ bool cli_metadatatype_ok(const char *arg)
 	return false;
 }
 
+int cli_parse_plain(struct cli *c, int argc, char **argv, const char *shortopts,
+                    const struct option *lo, int (*own)(struct cli *, int, void *), void *arg)
+{
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		if (opt == '?') { /* getopt said which; LVM2 adds this */
+			cli_parse_error();
+			return EINVALID_CMD_LINE;
+		}
+		if (!own || own(c, opt, arg))
+			return EINVALID_CMD_LINE;
+	}
+	return 0;
+}
+
 int cli_common_opt(struct cli *c, int opt, const char *arg)
 {
 	switch (opt) {
