@@ -237,15 +237,17 @@ out:
 static const struct {
 	const char *name;
 	const char *const *values; /* NULL: a size */
+	const char *unknown;       /* LVM2's line before its parse error for another value */
 } lvcreate_foreign[] = {
-    {"discards", (const char *const[]){"ignore", "nopassdown", "passdown", NULL}},
-    {"errorwhenfull", (const char *const[]){"y", "n", NULL}},
-    {"maxrecoveryrate", NULL},
-    {"minrecoveryrate", NULL},
-    {"mirrorlog", (const char *const[]){"core", "disk", "mirrored", NULL}},
-    {"poolmetadatasize", NULL},
-    {"poolmetadataspare", (const char *const[]){"y", "n", NULL}},
-    {"regionsize", NULL},
+    {"discards", (const char *const[]){"ignore", "nopassdown", "passdown", NULL},
+     "Thin pool discards type"},
+    {"errorwhenfull", (const char *const[]){"y", "n", NULL}, NULL},
+    {"maxrecoveryrate", NULL, NULL},
+    {"minrecoveryrate", NULL, NULL},
+    {"mirrorlog", (const char *const[]){"core", "disk", "mirrored", NULL}, "Mirror log type"},
+    {"poolmetadatasize", NULL, NULL},
+    {"poolmetadataspare", (const char *const[]){"y", "n", NULL}, NULL},
+    {"regionsize", NULL, NULL},
 };
 
 static int lvcreate_foreign_value(size_t i, const char *arg)
@@ -258,10 +260,8 @@ static int lvcreate_foreign_value(size_t i, const char *arg)
 	for (; *v; v++)
 		if (!strcmp(*v, arg))
 			return 0;
-	if (i == 0)
-		fprintf(stderr, "  Thin pool discards type \"%s\" is unknown.\n", arg);
-	else if (i == 4)
-		fprintf(stderr, "  Mirror log type \"%s\" is unknown.\n", arg);
+	if (lvcreate_foreign[i].unknown)
+		fprintf(stderr, "  %s \"%s\" is unknown.\n", lvcreate_foreign[i].unknown, arg);
 	fprintf(stderr, "  Invalid argument for --%s: %s\n", lvcreate_foreign[i].name, arg);
 	cli_parse_error();
 	return -EINVAL;
@@ -1868,7 +1868,7 @@ static bool lvconvert_unsupported_type(const char *type)
 {
 	static const char *const prefix[] = {"cache", "writecache", "vdo", "raid", "mirror"};
 
-	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++)
+	for (size_t i = 0; i < ARRAY_SIZE(prefix); i++)
 		if (!strncmp(type, prefix[i], strlen(prefix[i])))
 			return true;
 	return false;
@@ -2018,17 +2018,15 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			return EINVALID_CMD_LINE;
 		}
 	}
-	if (!unsup && type && lvconvert_unsupported_type(type))
-		unsup = "type";
 	if (unsup) {
-		if (!strcmp(unsup, "type"))
-			fprintf(stderr, "  ulvm does not support lvconvert --type %s.\n", type);
-		else
-			fprintf(
-			    stderr,
-			    "  ulvm does not support lvconvert --%s (cache, writecache, vdo, raid "
-			    "and mirror LVs are not in ulvm).\n",
-			    unsup);
+		fprintf(stderr,
+		        "  ulvm does not support lvconvert --%s (cache, writecache, vdo, raid and "
+		        "mirror LVs are not in ulvm).\n",
+		        unsup);
+		return ECMD_FAILED;
+	}
+	if (type && lvconvert_unsupported_type(type)) {
+		fprintf(stderr, "  ulvm does not support lvconvert --type %s.\n", type);
 		return ECMD_FAILED;
 	}
 	if (merge_poll.interval)
