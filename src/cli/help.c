@@ -105,6 +105,17 @@ struct help_cmd {
 	{                                                                                          \
 		0, "detachprofile", NULL, "Detach the metadata profile.", 0                        \
 	}
+/* An option ulvm knows by LVM2's name and refuses (a type of LV it does not have) */
+#define O_REFUSED(shortopt, name, arg)                                                             \
+	{                                                                                          \
+		shortopt, name, arg, "Not in ulvm: refused (exit 5).", 0                           \
+	}
+/* A command LVM2 has retired and still answers, saying so */
+#define RETIRED_CMD(name, summary)                                                                 \
+	{                                                                                          \
+		name, summary, STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,                        \
+		    "A retired LVM1 command: it says so, as LVM2 does, and fails."                 \
+	}
 #define O_ALLOC                                                                                    \
 	{                                                                                          \
 		0, "alloc", "contiguous|cling|normal|anywhere|inherit",                            \
@@ -563,30 +574,19 @@ static const struct help_cmd help_cmds[] = {
           {0, "poolmetadataspare", "y|n",
            "Whether a new pool metadata spare is made after --repair (default y).", 0},
           /* cache, writecache, vdo, raid and mirror LVs: ulvm has none */
-          {'H', "cache", NULL, "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachedevice", "PV", "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachemetadataformat", "auto|1|2", "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachemode", "writethrough|writeback|passthrough", "Not in ulvm: refused (exit 5).",
-           0},
-          {0, "cachepolicy", "String", "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachepool", "LV", "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachesettings", "String", "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachesize", "Size[m|UNIT]", "Not in ulvm: refused (exit 5).", 0},
-          {0, "cachevol", "LV", "Not in ulvm: refused (exit 5).", 0},
-          {0, "splitcache", NULL, "Not in ulvm: refused (exit 5).", 0},
-          {0, "compression", "y|n", "Not in ulvm: refused (exit 5).", 0},
-          {0, "deduplication", "y|n", "Not in ulvm: refused (exit 5).", 0},
-          {0, "vdosettings", "String", "Not in ulvm: refused (exit 5).", 0},
-          {0, "raidintegrity", "y|n", "Not in ulvm: refused (exit 5).", 0},
-          {0, "raidintegrityblocksize", "Number", "Not in ulvm: refused (exit 5).", 0},
-          {0, "raidintegritymode", "String", "Not in ulvm: refused (exit 5).", 0},
-          {0, "replace", "PV", "Not in ulvm: refused (exit 5).", 0},
-          {'m', "mirrors", "[+|-]Number", "Not in ulvm: refused (exit 5).", 0},
-          {0, "mirrorlog", "core|disk", "Not in ulvm: refused (exit 5).", 0},
-          {0, "mergemirrors", NULL, "Not in ulvm: refused (exit 5).", 0},
-          {0, "splitmirrors", "Number", "Not in ulvm: refused (exit 5).", 0},
-          {0, "trackchanges", NULL, "Not in ulvm: refused (exit 5).", 0},
-          {'R', "regionsize", "Size[m|UNIT]", "Not in ulvm: refused (exit 5).", 0}),
+          O_REFUSED('H', "cache", NULL), O_REFUSED(0, "cachedevice", "PV"),
+          O_REFUSED(0, "cachemetadataformat", "auto|1|2"),
+          O_REFUSED(0, "cachemode", "writethrough|writeback|passthrough"),
+          O_REFUSED(0, "cachepolicy", "String"), O_REFUSED(0, "cachepool", "LV"),
+          O_REFUSED(0, "cachesettings", "String"), O_REFUSED(0, "cachesize", "Size[m|UNIT]"),
+          O_REFUSED(0, "cachevol", "LV"), O_REFUSED(0, "splitcache", NULL),
+          O_REFUSED(0, "compression", "y|n"), O_REFUSED(0, "deduplication", "y|n"),
+          O_REFUSED(0, "vdosettings", "String"), O_REFUSED(0, "raidintegrity", "y|n"),
+          O_REFUSED(0, "raidintegrityblocksize", "Number"),
+          O_REFUSED(0, "raidintegritymode", "String"), O_REFUSED(0, "replace", "PV"),
+          O_REFUSED('m', "mirrors", "[+|-]Number"), O_REFUSED(0, "mirrorlog", "core|disk"),
+          O_REFUSED(0, "mergemirrors", NULL), O_REFUSED(0, "splitmirrors", "Number"),
+          O_REFUSED(0, "trackchanges", NULL), O_REFUSED('R', "regionsize", "Size[m|UNIT]")),
      "Merges a snapshot into its origin, as LVM2's lvconvert does: the origin gets the "
      "snapshot-merge target, which copies the snapshot's chunks back (in ulvmd when it runs, "
      "else in this command); the snapshot is then removed. A merge into an origin that is "
@@ -727,16 +727,10 @@ static const struct help_cmd help_cmds[] = {
      FORMS({NULL, "", NULL}), NO_OPTS,
      "Prints the host's system ID. ulvm has none (it does not read global/system_id_source), "
      "so the line is LVM2's for a host without one."},
-    {"lvmchange", "With the device mapper, this is obsolete and does nothing.", STYLE_LVM,
-     FORMS({NULL, "", NULL}), NO_OPTS,
-     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
-    {"lvmsadc", "Collect activity data", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
-     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
-    {"lvmsar", "Create activity report", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
-     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
-    {"pvdata", "Display the on-disk metadata for physical volume(s)", STYLE_LVM,
-     FORMS({NULL, "", NULL}), NO_OPTS,
-     "A retired LVM1 command: it says so, as LVM2 does, and fails."},
+    RETIRED_CMD("lvmchange", "With the device mapper, this is obsolete and does nothing."),
+    RETIRED_CMD("lvmsadc", "Collect activity data"),
+    RETIRED_CMD("lvmsar", "Create activity report"),
+    RETIRED_CMD("pvdata", "Display the on-disk metadata for physical volume(s)"),
     {"vgexport", "Unregister volume group(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG ...", NULL}, {NULL, "-a|--all", NULL}),
      OPTS(O_CHANGE_REPORTFORMAT, {'a', "all", NULL, "Export every VG.", FORM_NONE}, O_SELECT),
