@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Install what ulvm needs from Debian's packages (run as root).
-#   scripts/deps.sh          build dependencies, and LVM2 for the tour's comparison
+#   scripts/deps.sh          build dependencies, what the tour's data path uses (e2fsprogs for
+#                            ext4, libnbd-bin's nbdinfo/nbdcopy, qemu-utils' qemu-io for the
+#                            discard) and LVM2 for its comparison
 #   scripts/deps.sh --test   also what the tests use: cmocka, clang (the clang release build and
 #                            libFuzzer), the oracles (LVM2, thin-provisioning-tools, libnbd,
 #                            qemu, fio, e2fsprogs, xfsprogs, gdisk), and the kernel-dm oracle's
@@ -10,7 +12,8 @@ want_test=0
 [ "${1:-}" = "--test" ] && want_test=1
 
 pkgs="build-essential meson ninja-build pkg-config liburing-dev libfuse3-dev libblkid-dev fuse3 lvm2 util-linux python3"
-[ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev e2fsprogs libnbd-bin nbdkit qemu-utils fio"
+pkgs="$pkgs e2fsprogs libnbd-bin qemu-utils" # scripts/tour.sh's data path
+[ $want_test = 1 ] && pkgs="$pkgs libcmocka-dev clang libclang-rt-14-dev nbdkit fio"
 [ $want_test = 1 ] && pkgs="$pkgs thin-provisioning-tools xfsprogs gdisk iproute2 coreutils"
 [ $want_test = 1 ] && pkgs="$pkgs man-db" # e2e 96 renders every generated man page
 
