@@ -123,6 +123,13 @@ int cli_getopt_long(int argc, char *const *argv, const char *shortopts,
 {
 	int r = (getopt_long)(argc, argv, shortopts, longopts, longind);
 
+	/* --driverloaded y|n of every command: any other value is LVM2's parse error, which
+	 * each command's loop meets as an unknown option's '?' */
+	if (r == 1002 && opterr && strcmp(optarg, "y") && strcmp(optarg, "n")) {
+		fprintf(stderr, "  Invalid argument for --driverloaded: %s\n", optarg);
+		cli_parse_error();
+		r = '?';
+	}
 	/* opterr 0: a command's look ahead at its options, which says nothing */
 	if ((r == '?' || r == ':') && opterr)
 		cli_getopt_failed = true;
@@ -185,7 +192,8 @@ int cli_common_opt(struct cli *c, int opt, const char *arg)
 	case 1003: /* --config: settings over lvm.conf's (lvmconfig, the report settings) */
 		cli_config_override = arg;
 		return 1;
-	case 1002: /* --driverloaded: ulvm's device-mapper is its own; accepted for LVM2 compat */
+	case 1002: /* --driverloaded y|n (cli_getopt_long checks which): ulvm's device-mapper is
+	            * its own */
 	case 1004: /* --commandprofile, --profile: accepted, profiles are not applied */
 	case 1008: /* --lockopt: options for lvmlockd, which ulvm does not use */
 	case 1009: /* --nohints: ulvm keeps no hints file (it never scans /dev) */
