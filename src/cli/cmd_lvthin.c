@@ -318,11 +318,15 @@ static int parse_thin_args(struct cli *c, int argc, char **argv, struct thin_arg
 				a->tags[a->ntags++] = optarg;
 			break;
 		case 'Z':
-		case 'k':
 			if (strcmp(optarg, "y") && strcmp(optarg, "n"))
-				return bad_arg("Invalid argument for %s",
-				               opt == 'Z' ? "--zero" : "--setactivationskip");
-			*(opt == 'Z' ? &a->zero : &a->skip) = optarg[0] == 'y';
+				return bad_arg("Invalid argument for %s", "--zero");
+			a->zero = optarg[0] == 'y';
+			break;
+		case 'k':
+			/* the ACTIVATION_SKIP flag on what is made (a pool, a thin LV, both) */
+			if (cli_settings_activation_skip(&a->set, optarg))
+				return EINVALID_CMD_LINE;
+			a->skip = a->set.activation_skip;
 			break;
 		case 'T':
 			a->thin = true;
@@ -612,9 +616,14 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 				goto out;
 			/* -an: up and down once all the same, so that the pool formats its
 			 * metadata (a checker reads a formatted superblock, not zeros). */
-			if (!c->test && (r = cli_activate_lv(c, vg, pool, true)))
+			bool ignore = c->ignore_activation_skip;
+			c->ignore_activation_skip = true; /* (-ky: formatted all the same) */
+			r = c->test ? 0 : cli_activate_lv(c, vg, pool, true);
+			c->ignore_activation_skip = ignore;
+			if (r)
 				goto out;
-			if (!a.activate && (r = cli_activate_lv(c, vg, pool, false)))
+			if ((!a.activate || (a.skip == 1 && !ignore)) &&
+			    (r = cli_activate_lv(c, vg, pool, false)))
 				goto out;
 			cli_print("Logical volume \"%s\" created.", pool->name);
 			goto out;
@@ -649,7 +658,9 @@ int cmd_lvcreate_thin(struct cli *c, int argc, char **argv)
 	}
 	warn_overprovisioning(vg, pool);
 	if ((r = ulvm_vg_commit(vg, cli_description(c))) ||
-	    (r = pool_update(c, vg, pool, a.activate ? thin : NULL)))
+	    (r = pool_update(c, vg, pool,
+	                     a.activate && (a.skip != 1 || c->ignore_activation_skip) ? thin
+	                                                                              : NULL)))
 		goto out;
 	cli_print("Logical volume \"%s\" created.", thin->name);
 out:
