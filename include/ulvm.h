@@ -367,6 +367,12 @@ const char *ulvm_lv_profile(const struct ulvm_lv *lv);
 const char *ulvm_vg_profile(const struct ulvm_vg *vg);
 int ulvm_lv_set_profile(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *name);
 int ulvm_vg_set_profile(struct ulvm_vg *vg, const char *name);
+/* A string key of the VG's (or LV's) text metadata that ulvm keeps without interpreting it
+ * (system_id, lock_type, lock_args, ...); NULL when it is not there or not a string. */
+const char *ulvm_vg_text_str(const struct ulvm_vg *vg, const char *key);
+const char *ulvm_lv_text_str(const struct ulvm_lv *lv, const char *key);
+/* A mirror (or pvmove) segment's region size in sectors; 0 when it records none. */
+uint32_t ulvm_seg_region_size(const struct ulvm_seg *seg);
 /* Read ahead in sectors (key read_ahead, as LVM2: none written -1, auto not written). */
 #define ULVM_READ_AHEAD_AUTO UINT32_MAX
 #define ULVM_READ_AHEAD_NONE 0

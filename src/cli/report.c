@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 
 #include "../util/util.h"
@@ -53,6 +55,7 @@ struct field {
 	enum fobj obj;
 	size_t width; /* minimum column width, as LVM2 declares it */
 	void (*get)(struct cli *c, const struct row *r, struct strbuf *out);
+	bool right; /* a string aligned right: LVM2's binary fields (words, "unknown") */
 };
 
 void size_str(struct cli *c, uint64_t sectors, char *buf, size_t len)
@@ -491,9 +494,12 @@ static void f_lv_full_name(struct cli *c, const struct row *r, struct strbuf *o)
 	(void)c;
 	sb_printf(o, "%s/%s", r->vg->name, r->lv->name);
 }
+/* lv_path: none for internal LVs, nor for a thin pool (no device of its own to use) */
 static void f_lv_path(struct cli *c, const struct row *r, struct strbuf *o)
 {
 	(void)c;
+	if (ulvm_lv_is_thin_pool(r->lv))
+		return;
 	if (ulvm_lv_visible(r->lv) || lv_is_snapshot_cow(r->vg, r->lv))
 		sb_printf(o, "/dev/%s/%s", r->vg->name, r->lv->name);
 }
@@ -1094,24 +1100,39 @@ static void f_seg_le_ranges(struct cli *c, const struct row *r, struct strbuf *o
 	seg_areas(r, CLI_AREA_LE_RANGES, o);
 }
 /* move_pv: a pvmove LV's source PV, the first area of its first segment (as LVM2). */
-static void f_move_pv(struct cli *c, const struct row *r, struct strbuf *o)
+/* A pvmove LV's source: the first area of its first segment, or for an --atomic move the
+ * first area of its old image (as LVM2); NULL while pvmoveN is linear (between an --atomic
+ * move's finishing commits) and for other LVs. */
+static const struct ulvm_area *move_source(const struct row *r)
 {
-	const struct ulvm_lv *lv = r->lv;
+	const struct ulvm_lv *lv = r->lv, *img;
 
-	(void)c;
-	/* none while pvmoveN is linear (between an --atomic move's finishing commits) */
 	if (!ulvm_strlist_has(&lv->status, "PVMOVE") || !lv->nsegs || !lv->segs[0].area_count ||
 	    strcmp(lv->segs[0].type, "mirror"))
-		return;
+		return NULL;
 	if (lv->segs[0].areas[0].type != ULVM_AREA_LV)
-		put_area_name(o, &lv->segs[0].areas[0]);
-	else {
-		/* an --atomic move: the first area of its old image */
-		const struct ulvm_lv *img = ulvm_lv_find(r->vg, lv->segs[0].areas[0].lv_name);
-		if (img && img->nsegs && img->segs[0].area_count &&
-		    img->segs[0].areas[0].type == ULVM_AREA_PV)
-			put_area_name(o, &img->segs[0].areas[0]);
-	}
+		return &lv->segs[0].areas[0];
+	img = ulvm_lv_find(r->vg, lv->segs[0].areas[0].lv_name);
+	if (img && img->nsegs && img->segs[0].area_count &&
+	    img->segs[0].areas[0].type == ULVM_AREA_PV)
+		return &img->segs[0].areas[0];
+	return NULL;
+}
+static void f_move_pv(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_area *a = move_source(r);
+
+	(void)c;
+	if (a)
+		put_area_name(o, a);
+}
+static void f_move_pv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_area *a = move_source(r);
+
+	(void)c;
+	if (a && a->pv)
+		put_uuid(o, a->pv->uuid);
 }
 static void f_selected(struct cli *c, const struct row *r, struct strbuf *o)
 {
@@ -1125,6 +1146,496 @@ static void f_seg_tags(struct cli *c, const struct row *r, struct strbuf *o)
 	(void)c;
 	if (s)
 		put_tags(o, &s->tags);
+}
+
+/* ---- LVM2's binary and relation fields (words as LVM2's report prints them) ---- */
+static void f_lv_skip_activation(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->lv->flags, "ACTIVATION_SKIP"))
+		sb_puts(o, "skip activation");
+}
+/* lv_when_full: a thin pool queues or fails writes when its data space is full */
+static void f_lv_when_full(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_lv_is_thin_pool(r->lv))
+		sb_puts(o, ulvm_strlist_has(&r->lv->flags, "ERROR_WHEN_FULL") ||
+		                   ulvm_strlist_has(&r->lv->status, "ERROR_WHEN_FULL")
+		               ? "error"
+		               : "queue");
+}
+/* lv_permissions: a writeable LV's word needs its device (LVM2 says "unknown" without one);
+ * ulvm's devices are never read-only while the metadata says WRITE, so no "-override" */
+static void f_lv_permissions(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_lv *lv = r->lv;
+
+	(void)c;
+	if (ulvm_strlist_has(&lv->status, "PVMOVE"))
+		return;
+	if (ulvm_strlist_has(&lv->status, "WRITE"))
+		sb_puts(o, lv_active(r) ? "writeable" : "unknown");
+	else
+		sb_puts(o, ulvm_strlist_has(&lv->status, "READ") ? "read-only" : "unknown");
+}
+static void f_lv_dm_path(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	char name[300];
+
+	(void)c;
+	ulvm_lv_dm_name(r->vg->name, r->lv->name, name, sizeof(name));
+	sb_printf(o, "/dev/mapper/%s", name);
+}
+/* The LV whose segment uses hidden `lv` as a component (an area, or a thin pool's metadata);
+ * a pvmove LV is not a component of the LVs moved through it. */
+static const struct ulvm_lv *lv_parent(const struct ulvm_vg *vg, const struct ulvm_lv *lv)
+{
+	if (ulvm_lv_visible(lv) || ulvm_strlist_has(&lv->status, "PVMOVE"))
+		return NULL;
+	for (size_t i = 0; i < vg->nlvs; i++) {
+		const struct ulvm_lv *p = vg->lvs[i];
+		if (p == lv)
+			continue;
+		for (size_t s = 0; s < p->nsegs; s++)
+			for (uint32_t a = 0; a < p->segs[s].area_count; a++)
+				if (p->segs[s].areas[a].type == ULVM_AREA_LV &&
+				    !strcmp(p->segs[s].areas[a].lv_name, lv->name))
+					return p;
+		if (ulvm_lv_is_thin_pool(p)) {
+			struct ulvm_thin_pool_info pi;
+			ulvm_thin_pool_get(vg, p, &pi);
+			if (pi.metadata_lv == lv)
+				return p;
+		}
+	}
+	return NULL;
+}
+static void f_lv_parent(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_lv *p = lv_parent(r->vg, r->lv);
+
+	(void)c;
+	if (p)
+		sb_puts(o, p->name);
+}
+static struct ulvm_lv *lv_origin_lv(const struct row *r)
+{
+	struct ulvm_lv_info info;
+
+	ulvm_lv_info(r->vg, r->lv, &info);
+	return info.origin ? ulvm_lv_find(r->vg, info.origin) : NULL;
+}
+static void f_origin_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_lv *org = lv_origin_lv(r);
+
+	(void)c;
+	if (org)
+		put_uuid(o, org->uuid);
+}
+/* origin_size: a snapshot's origin's size, an origin's own; nothing for thin snapshots */
+static void f_origin_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_snapshot snap;
+	const struct ulvm_lv *org;
+
+	if (ulvm_lv_snapshot(r->vg, r->lv, &snap) && (org = snap.origin))
+		put_size(c, o, (uint64_t)org->le_count * r->vg->extent_size);
+	else if (ulvm_lv_snapshots(r->vg, r->lv, NULL, 0))
+		put_size(c, o, lv_size(r));
+}
+/* lv_ancestors: the origin, its origin, ... nearest first */
+static void f_lv_ancestors(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct row up = *r;
+	bool first = true;
+
+	(void)c;
+	for (size_t depth = 0; depth < r->vg->nlvs && (up.lv = lv_origin_lv(&up)); depth++) {
+		sb_printf(o, "%s%s", first ? "" : ",", up.lv->name);
+		first = false;
+	}
+}
+/* lv_descendants: the LVs made from `lv` (snapshots, thin snapshots), depth first */
+static void put_descendants(const struct row *r, const struct ulvm_lv *lv, size_t depth,
+                            struct strbuf *o)
+{
+	if (depth > r->vg->nlvs)
+		return;
+	for (size_t i = 0; i < r->vg->nlvs; i++) {
+		struct row d = *r;
+		struct ulvm_lv_info info;
+		d.lv = r->vg->lvs[i];
+		if (lv_is_snapshot(r->vg, d.lv))
+			continue; /* snapshotN: its COW LV stands for it */
+		ulvm_lv_info(r->vg, d.lv, &info);
+		if (!info.origin || strcmp(info.origin, lv->name))
+			continue;
+		sb_printf(o, "%s%s", o->len ? "," : "", d.lv->name);
+		put_descendants(r, d.lv, depth + 1, o);
+	}
+}
+static void f_lv_descendants(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_descendants(r, r->lv, 0, o);
+}
+static void f_pool_lv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+	const struct ulvm_lv *pool;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (info.pool_lv && (pool = ulvm_lv_find(r->vg, info.pool_lv)))
+		put_uuid(o, pool->uuid);
+}
+static void f_data_lv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_pool_info pi;
+
+	(void)c;
+	ulvm_thin_pool_get(r->vg, r->lv, &pi);
+	if (pi.data_lv)
+		put_uuid(o, pi.data_lv->uuid);
+}
+static void f_metadata_lv_uuid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_pool_info pi;
+
+	(void)c;
+	ulvm_thin_pool_get(r->vg, r->lv, &pi);
+	if (pi.metadata_lv)
+		put_uuid(o, pi.metadata_lv->uuid);
+}
+static void f_thin_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_pool_info pi;
+
+	(void)c;
+	if (!ulvm_lv_is_thin_pool(r->lv))
+		return;
+	ulvm_thin_pool_get(r->vg, r->lv, &pi);
+	sb_printf(o, "%zu", pi.thin_count);
+}
+/* lv_active_locally, lv_active_exclusively: ulvm's VGs are local, so an active LV is both;
+ * lv_active_remotely is never set */
+static void f_lv_active_locally(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (lv_active(r))
+		sb_puts(o, "active locally");
+}
+static void f_lv_active_exclusively(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (lv_active(r))
+		sb_puts(o, "active exclusively");
+}
+/* The device-info fields: LVM2's word when the LV's device has the property, nothing when it
+ * has not, "unknown" without an active device (as LVM2 says). */
+enum dev_info_word { DI_SUSPENDED, DI_LIVE_TABLE, DI_INACTIVE_TABLE };
+static void put_dev_info(const struct row *r, enum dev_info_word which, struct strbuf *o)
+{
+	static const char *const words[] = {"suspended", "live table present",
+	                                    "inactive table present"};
+	char name[300], uuid[ULVM_DM_UUID_LEN];
+	char *table = NULL, *loaded = NULL;
+	bool suspended = false, on;
+
+	ulvm_lv_state_device(r->vg, r->lv, name, sizeof(name), uuid, sizeof(uuid));
+	if (!lv_active(r) || ulvm_active_info(name, &table, &loaded, &suspended)) {
+		sb_puts(o, "unknown");
+		return;
+	}
+	on = which == DI_SUSPENDED ? suspended : which == DI_LIVE_TABLE ? !!table : !!loaded;
+	free(table);
+	free(loaded);
+	if (on)
+		sb_puts(o, words[which]);
+}
+static void f_lv_suspended(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_dev_info(r, DI_SUSPENDED, o);
+}
+static void f_lv_live_table(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_dev_info(r, DI_LIVE_TABLE, o);
+}
+static void f_lv_inactive_table(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_dev_info(r, DI_INACTIVE_TABLE, o);
+}
+static void f_lv_device_open(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (!lv_active(r))
+		sb_puts(o, "unknown");
+	else if (lv_open(r))
+		sb_puts(o, "open");
+}
+/* The status of an active thin pool's own device (NULL: none) */
+static char *pool_status_line(const struct row *r)
+{
+	char name[300], uuid[ULVM_DM_UUID_LEN];
+	char *st = NULL;
+
+	if (!ulvm_lv_is_thin_pool(r->lv) || !lv_active(r))
+		return NULL;
+	ulvm_lv_state_device(r->vg, r->lv, name, sizeof(name), uuid, sizeof(uuid));
+	return ulvm_active_status(name, &st) ? NULL : st;
+}
+/* lv_check_needed: a thin pool's needs_check flag; "unknown" for every other LV */
+static void f_lv_check_needed(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_thin_pool_status ps;
+	char *st = pool_status_line(r);
+
+	(void)c;
+	if (!st || ulvm_thin_pool_status(st, &ps) || ps.failed)
+		sb_puts(o, "unknown");
+	else if (ps.needs_check)
+		sb_puts(o, "check needed");
+	free(st);
+}
+/* kernel_discards: what the active pool does with discards, from its status line */
+static void f_kernel_discards(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	char *st = pool_status_line(r);
+
+	(void)c;
+	if (!st)
+		return;
+	if (strstr(st, "ignore_discard"))
+		sb_puts(o, "ignore");
+	else if (strstr(st, "no_discard_passdown"))
+		sb_puts(o, "nopassdown");
+	else if (strstr(st, "discard_passdown"))
+		sb_puts(o, "passdown");
+	free(st);
+}
+static void f_lv_merge_failed(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	struct ulvm_snapshot_status st;
+	struct ulvm_lv_info info;
+
+	(void)c;
+	ulvm_lv_info(r->vg, r->lv, &info);
+	if (!info.snapshot_cow || !lv_snap_status(r, &st))
+		sb_puts(o, "unknown");
+	else if (st.merge_failed)
+		sb_puts(o, "merge failed");
+}
+static void f_lv_converting(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->lv->status, "CONVERTING"))
+		sb_puts(o, "converting");
+}
+/* lv_initial_image_sync: a mirror or raid LV not created with --nosync */
+static void f_lv_initial_image_sync(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	if (s && (!strcmp(s->type, "mirror") || !strncmp(s->type, "raid", 4)) &&
+	    !ulvm_strlist_has(&r->lv->status, "NOTSYNCED"))
+		sb_puts(o, "initial image sync");
+}
+static void add_module(struct strbuf *o, const char *m)
+{
+	size_t n = strlen(m);
+
+	for (const char *p = o->buf; p && *p;) {
+		const char *e = strchr(p, ',');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == n && !strncmp(p, m, n))
+			return;
+		p += len + (e ? 1 : 0);
+	}
+	sb_printf(o, "%s%s", o->len ? "," : "", m);
+}
+/* lv_modules: the kernel targets beyond linear and striped that the LV and what it stacks
+ * on need */
+static void lv_modules(const struct ulvm_vg *vg, const struct ulvm_lv *lv, size_t depth,
+                       struct strbuf *o)
+{
+	struct ulvm_lv_info info;
+
+	if (depth > vg->nlvs)
+		return;
+	ulvm_lv_info(vg, lv, &info);
+	if (info.snapshot_cow || ulvm_lv_snapshots(vg, lv, NULL, 0))
+		add_module(o, "snapshot");
+	for (size_t s = 0; s < lv->nsegs; s++) {
+		const struct ulvm_seg *seg = &lv->segs[s];
+		if (!strcmp(seg->type, "thin")) {
+			const struct ulvm_lv *pool =
+			    info.pool_lv ? ulvm_lv_find((struct ulvm_vg *)vg, info.pool_lv) : NULL;
+			add_module(o, "thin");
+			if (pool)
+				lv_modules(vg, pool, depth + 1, o);
+		} else if (!strcmp(seg->type, "thin-pool")) {
+			add_module(o, "thin-pool");
+		} else if (!strcmp(seg->type, "snapshot")) {
+			add_module(o, "snapshot");
+		} else if (!strcmp(seg->type, "mirror")) {
+			add_module(o, "mirror");
+		}
+		for (uint32_t a = 0; a < seg->area_count; a++) {
+			const struct ulvm_lv *sub;
+			if (seg->areas[a].type == ULVM_AREA_LV &&
+			    (sub = ulvm_lv_find((struct ulvm_vg *)vg, seg->areas[a].lv_name)))
+				lv_modules(vg, sub, depth + 1, o);
+		}
+	}
+}
+static void f_lv_modules(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	lv_modules(r->vg, r->lv, 0, o);
+}
+static void f_lv_lockargs(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *a = ulvm_lv_text_str(r->lv, "lock_args");
+
+	(void)c;
+	if (a)
+		sb_puts(o, a);
+}
+/* data_copies, data_stripes: for the types ulvm maps, one copy; a thin LV has no stripes */
+static void f_data_copies(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	(void)c;
+	sb_printf(o, "%u", s && !strcmp(s->type, "mirror") && s->area_count ? s->area_count : 1);
+}
+static void f_data_stripes(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+
+	if (s && !strcmp(s->type, "mirror"))
+		sb_puts(o, "1");
+	else
+		f_stripes(c, r, o);
+}
+static void f_region_size(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const struct ulvm_seg *s = row_seg(r);
+	uint64_t rs = 0;
+
+	if (s && !strcmp(s->type, "mirror"))
+		rs = ulvm_seg_region_size(s);
+	put_size(c, o, rs);
+}
+
+/* ---- PV and VG fields of LVM2's that follow from the metadata ---- */
+static void f_pv_in_use(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (pv_in_vg(r))
+		sb_puts(o, "used");
+}
+static void f_pv_exported(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (pv_in_vg(r) && ulvm_strlist_has(&r->vg->status, "EXPORTED"))
+		sb_puts(o, "exported");
+}
+/* pv_major, pv_minor: a block device's numbers; an image file has none (-1) */
+static void pv_dev_numbers(const struct row *r, int *major, int *minor)
+{
+	const char *path = r->pv && r->pv->device ? r->pv->device : r->dev ? r->dev->path : NULL;
+	struct stat st;
+
+	*major = *minor = -1;
+	if (path && !stat(path, &st) && S_ISBLK(st.st_mode)) {
+		*major = (int)major(st.st_rdev);
+		*minor = (int)minor(st.st_rdev);
+	}
+}
+static void f_pv_major(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	int ma, mi;
+
+	(void)c;
+	pv_dev_numbers(r, &ma, &mi);
+	sb_printf(o, "%d", ma);
+}
+static void f_pv_minor(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	int ma, mi;
+
+	(void)c;
+	pv_dev_numbers(r, &ma, &mi);
+	sb_printf(o, "%d", mi);
+}
+static void f_vg_exported(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->vg->status, "EXPORTED"))
+		sb_puts(o, "exported");
+}
+static size_t vg_missing_pvs(const struct ulvm_vg *vg)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < vg->npvs; i++)
+		n += vg->pvs[i]->missing;
+	return n;
+}
+static void f_vg_partial(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (vg_missing_pvs(r->vg))
+		sb_puts(o, "partial");
+}
+static void f_vg_missing_pv_count(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%zu", vg_missing_pvs(r->vg));
+}
+static void put_vg_key(const struct row *r, const char *key, struct strbuf *o)
+{
+	const char *v = ulvm_vg_text_str(r->vg, key);
+
+	if (v)
+		sb_puts(o, v);
+}
+static void f_vg_systemid(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_vg_key(r, "system_id", o);
+}
+static void f_vg_lock_type(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_vg_key(r, "lock_type", o);
+}
+static void f_vg_lock_args(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	put_vg_key(r, "lock_args", o);
+}
+static void f_vg_clustered(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	if (ulvm_strlist_has(&r->vg->status, "CLUSTERED"))
+		sb_puts(o, "clustered");
+}
+/* vg_shared: a VG of lvmlockd's (lock_type sanlock, dlm or idm) */
+static void f_vg_shared(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	const char *t = ulvm_vg_text_str(r->vg, "lock_type");
+
+	(void)c;
+	if (t && (!strcmp(t, "sanlock") || !strcmp(t, "dlm") || !strcmp(t, "idm")))
+		sb_puts(o, "shared");
 }
 
 static const struct field fields[] = {
@@ -1151,6 +1662,11 @@ static const struct field fields[] = {
     {"pv_mda_used_count", "#PMdaUse", F_NUM, O_PV, 0, f_pv_mda_used},
     {"pv_ba_start", "BA Start", F_SIZ, O_PV, 0, f_pv_ba_start},
     {"pv_ba_size", "BA Size", F_SIZ, O_PV, 0, f_pv_ba_size},
+    {"pv_in_use", "PInUse", F_STR, O_PV, 0, f_pv_in_use, true},
+    {"pv_exported", "Exported", F_STR, O_PV, 10, f_pv_exported, true},
+    {"pv_duplicate", "Duplicate", F_STR, O_PV, 0, f_empty, true},
+    {"pv_major", "Maj", F_STR, O_PV, 0, f_pv_major},
+    {"pv_minor", "Min", F_STR, O_PV, 0, f_pv_minor},
 
     {"vg_fmt", "Fmt", F_STR, O_VG, 0, f_vg_fmt},
     {"vg_uuid", "VG UUID", F_STR, O_VG, 38, f_vg_uuid},
@@ -1178,6 +1694,15 @@ static const struct field fields[] = {
     {"vg_mda_copies", "#VMdaCps", F_STR, O_VG, 0, f_vg_mda_copies},
     {"vg_autoactivation", "AutoAct", F_STR, O_VG, 0, f_vg_autoactivation},
     {"vg_profile", "VProfile", F_STR, O_VG, 0, f_vg_profile},
+    {"vg_exported", "Exported", F_STR, O_VG, 10, f_vg_exported, true},
+    {"vg_partial", "Partial", F_STR, O_VG, 10, f_vg_partial, true},
+    {"vg_missing_pv_count", "#PV Missing", F_NUM, O_VG, 0, f_vg_missing_pv_count},
+    {"vg_systemid", "System ID", F_STR, O_VG, 0, f_vg_systemid},
+    {"vg_sysid", "SYS ID", F_STR, O_VG, 0, f_vg_systemid},
+    {"vg_clustered", "Clustered", F_STR, O_VG, 10, f_vg_clustered, true},
+    {"vg_shared", "Shared", F_STR, O_VG, 7, f_vg_shared, true},
+    {"vg_lock_type", "LockType", F_STR, O_VG, 0, f_vg_lock_type},
+    {"vg_lock_args", "VLockArgs", F_STR, O_VG, 0, f_vg_lock_args},
 
     {"lv_uuid", "LV UUID", F_STR, O_LV, 38, f_lv_uuid},
     {"lv_name", "LV", F_STR, O_LV, 4, f_lv_name},
@@ -1227,6 +1752,41 @@ static const struct field fields[] = {
     {"sync_percent", "Cpy%Sync", F_NUM, O_LV, 0, f_copy_percent},
     {"lv_attr", "Attr", F_STR, O_LV, 0, f_lv_attr},
     {"lv_health_status", "Health", F_STR, O_LV, 0, f_lv_health},
+    {"lv_skip_activation", "SkipAct", F_STR, O_LV, 15, f_lv_skip_activation, true},
+    {"lv_when_full", "WhenFull", F_STR, O_LV, 15, f_lv_when_full},
+    {"lv_permissions", "LPerms", F_STR, O_LV, 8, f_lv_permissions},
+    {"lv_dm_path", "DMPath", F_STR, O_LV, 0, f_lv_dm_path},
+    {"lv_parent", "Parent", F_STR, O_LV, 0, f_lv_parent},
+    {"origin_uuid", "Origin UUID", F_STR, O_LV, 38, f_origin_uuid},
+    {"origin_size", "OSize", F_SIZ, O_LV, 0, f_origin_size},
+    {"lv_ancestors", "Ancestors", F_STR, O_LV, 0, f_lv_ancestors},
+    {"lv_full_ancestors", "FAncestors", F_STR, O_LV, 0, f_lv_ancestors},
+    {"lv_descendants", "Descendants", F_STR, O_LV, 0, f_lv_descendants},
+    {"lv_full_descendants", "FDescendants", F_STR, O_LV, 0, f_lv_descendants},
+    {"pool_lv_uuid", "Pool UUID", F_STR, O_LV, 38, f_pool_lv_uuid},
+    {"data_lv_uuid", "Data UUID", F_STR, O_LV, 38, f_data_lv_uuid},
+    {"metadata_lv_uuid", "Meta UUID", F_STR, O_LV, 38, f_metadata_lv_uuid},
+    {"convert_lv_uuid", "Convert UUID", F_STR, O_LV, 38, f_empty},
+    {"mirror_log_uuid", "Log UUID", F_STR, O_LV, 38, f_empty},
+    {"move_pv_uuid", "Move UUID", F_STR, O_LV, 38, f_move_pv_uuid},
+    {"thin_count", "#Thins", F_NUM, O_SEG, 0, f_thin_count},
+    {"lv_active_locally", "ActLocal", F_STR, O_LV, 10, f_lv_active_locally, true},
+    {"lv_active_remotely", "ActRemote", F_STR, O_LV, 10, f_empty, true},
+    {"lv_active_exclusively", "ActExcl", F_STR, O_LV, 10, f_lv_active_exclusively, true},
+    {"lv_suspended", "Suspended", F_STR, O_LV, 10, f_lv_suspended, true},
+    {"lv_live_table", "LiveTable", F_STR, O_LV, 20, f_lv_live_table, true},
+    {"lv_inactive_table", "InactiveTable", F_STR, O_LV, 20, f_lv_inactive_table, true},
+    {"lv_device_open", "DevOpen", F_STR, O_LV, 10, f_lv_device_open, true},
+    {"lv_check_needed", "CheckNeeded", F_STR, O_LV, 15, f_lv_check_needed, true},
+    {"lv_merge_failed", "MergeFailed", F_STR, O_LV, 15, f_lv_merge_failed, true},
+    /* LVM2's historical LVs (-H) are refused: every LV reported is live */
+    {"lv_historical", "Historical", F_STR, O_LV, 0, f_empty, true},
+    {"lv_image_synced", "ImgSynced", F_STR, O_LV, 10, f_empty, true},
+    {"lv_initial_image_sync", "InitImgSyn", F_STR, O_LV, 10, f_lv_initial_image_sync, true},
+    {"lv_converting", "Converting", F_STR, O_LV, 0, f_lv_converting, true},
+    {"lv_modules", "Modules", F_STR, O_LV, 0, f_lv_modules},
+    {"kernel_discards", "KDiscards", F_STR, O_LV, 0, f_kernel_discards},
+    {"lv_lockargs", "LLockArgs", F_STR, O_LV, 0, f_lv_lockargs},
 
     {"segtype", "Type", F_STR, O_SEG, 0, f_segtype},
     {"stripes", "#Str", F_NUM, O_SEG, 0, f_stripes},
@@ -1236,6 +1796,9 @@ static const struct field fields[] = {
     {"seg_size", "SSize", F_SIZ, O_SEG, 0, f_seg_size},
     {"seg_size_pe", "SSize", F_NUM, O_SEG, 0, f_seg_size_pe},
     {"seg_tags", "Seg Tags", F_STR, O_SEG, 0, f_seg_tags},
+    {"region_size", "Region", F_SIZ, O_SEG, 0, f_region_size},
+    {"data_copies", "#Cpy", F_NUM, O_SEG, 0, f_data_copies},
+    {"data_stripes", "#DStr", F_NUM, O_SEG, 0, f_data_stripes},
     {"devices", "Devices", F_STR, O_SEG, 0, f_devices},
     {"seg_pe_ranges", "PE Ranges", F_STR, O_SEG, 0, f_seg_pe_ranges},
     {"seg_le_ranges", "LE Ranges", F_STR, O_SEG, 0, f_seg_le_ranges},
@@ -2136,7 +2699,7 @@ static void print_table(struct cli *c, struct table *t, enum report_type type)
 		sb_puts(&o, "  ");
 		for (size_t k = 0; k < t->ncols; k++) {
 			const char *v = t->cells[r * t->ncols + k];
-			bool right = t->cols[k]->type != F_STR ||
+			bool right = t->cols[k]->type != F_STR || t->cols[k]->right ||
 			             (c->binary && selection_binary_field(t->cols[k]->name));
 			if (k)
 				sb_puts(&o, sep);
@@ -2508,8 +3071,9 @@ int report_run(struct cli *c, enum report_type type)
 				if ((c->binary || c->json_std) &&
 				    selection_binary_field(t.cols[k]->name)) {
 					bool on = cell.len > 0;
+					bool undef = on && !strcmp(cell.buf, "unknown");
 					sb_reset(&cell);
-					sb_putc(&cell, on ? '1' : '0');
+					sb_puts(&cell, undef ? "-1" : on ? "1" : "0");
 				}
 				offs[rr * t.ncols + k] = pool.len;
 				sb_put(&pool, cell.buf ? cell.buf : "", cell.len + 1);

@@ -108,6 +108,17 @@ static const struct {
     {"lv_converting", {"converting"}},
     {"lv_suspended", {"suspended"}},
     {"lv_device_open", {"open"}},
+    {"lv_active_locally", {"active locally"}},
+    {"lv_active_remotely", {"active remotely"}},
+    {"lv_active_exclusively", {"active exclusively"}},
+    {"lv_live_table", {"live table present"}},
+    {"lv_inactive_table", {"inactive table present"}},
+    {"lv_check_needed", {"check needed"}},
+    {"lv_merge_failed", {"merge failed"}},
+    {"lv_snapshot_invalid", {"snapshot invalid", "invalid"}},
+    {"lv_image_synced", {"image synced"}},
+    {"lv_initial_image_sync", {"initial image sync"}},
+    {"lv_historical", {"historical"}},
     {"zero", {"zero"}},
 };
 
@@ -1112,7 +1123,7 @@ static uint64_t row_number(const struct sel_node *n, const char *s)
 {
 	if (isdigit((unsigned char)*s))
 		return strtoull(s, NULL, 10);
-	if (binary_index(n->f.name) >= 0)
+	if (binary_index(n->f.name) >= 0 && strcmp(s, "unknown"))
 		return *s ? 1 : 0;
 	return UNDEF_NUM;
 }

@@ -156,6 +156,24 @@ const char *ulvm_vg_profile(const struct ulvm_vg *vg)
 	return extra_str(vg->extra, "profile");
 }
 
+const char *ulvm_vg_text_str(const struct ulvm_vg *vg, const char *key)
+{
+	return extra_str(vg->extra, key);
+}
+
+const char *ulvm_lv_text_str(const struct ulvm_lv *lv, const char *key)
+{
+	return extra_str(lv->extra, key);
+}
+
+uint32_t ulvm_seg_region_size(const struct ulvm_seg *seg)
+{
+	const struct cfg_node *n = extra_get(seg->extra, "region_size");
+
+	return n && n->v.type == CFG_INT && n->v.i > 0 && n->v.i <= UINT32_MAX ? (uint32_t)n->v.i
+	                                                                       : 0;
+}
+
 int ulvm_lv_set_profile(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *name)
 {
 	return extra_set(vg, &lv->extra, "profile", name, false, 0, NULL, lv_key_order,

@@ -93,6 +93,30 @@ assert r == {"lv_name": "lv1", "seg_count": 1, "lv_size": "8.00m", "lv_tags": ["
              "data_percent": None}, r
 EOF
 
+# A VG of snapshots and thin LVs (made inactive, as LVM2 without device-mapper reads them) for
+# the fields of origins, snapshots, pools and their relations (lv_ancestors, origin_uuid,
+# thin_count, lv_modules, ...). It joins after the reports above, whose lv_attr masks cover
+# plain LVs only.
+mkimg d 64M
+ulvm pvcreate "$(img d)" >/dev/null
+ulvm vgcreate e2eR3 "$(img d)" >/dev/null
+ulvm lvcreate -n org -L 8M e2eR3 >/dev/null
+ulvm lvcreate -an -s -n snap -L 4M e2eR3/org >/dev/null
+ulvm lvcreate -an --type thin-pool -L 16M -n pool e2eR3 >/dev/null 2>&1
+ulvm lvcreate -an -T e2eR3/pool -V 32M -n thin >/dev/null 2>&1
+ulvm lvcreate -an -s -n tsnap e2eR3/thin >/dev/null 2>&1
+ulvm lvcreate -an -s -n tsnap2 e2eR3/tsnap >/dev/null 2>&1
+attach d
+# binary fields: --binary's 1, 0 and -1 (unknown), and their words in -S
+same lvs -a --binary --noheadings -o lv_name,lv_skip_activation,lv_suspended,lv_merge_failed,lv_check_needed,lv_device_open e2eR3
+same lvs -a -S 'lv_skip_activation=1' -o lv_name e2eR3
+same lvs -a -S 'lv_skip_activation="skip activation"' -o lv_name e2eR3
+same lvs -a -S 'lv_suspended=-1' -o lv_name e2eR3
+same lvs -a -S 'lv_descendants=tsnap2' -o lv_name e2eR3
+same lvs -a -S 'lv_ancestors=[thin]' -o lv_name,lv_ancestors e2eR3
+same lvs -a -S 'lv_parent=pool' -o lv_name,lv_parent,lv_dm_path e2eR3
+same lvs -a -o lv_name,lv_modules,lv_when_full,origin_size,thin_count,lv_permissions e2eR3
+
 # -o help: LVM2's lines, for the fields ulvm has (all of its fields are LVM2's)
 uh=$("$ULVM" lvs -o help 2>&1 >/dev/null)
 lh=$(lvm lvs --driverloaded n -o help 2>&1 >/dev/null | grep -v 'Activation disabled')
@@ -104,8 +128,10 @@ fields=$(sed -n 's/^    \([a-z_]*\) .*/\1/p' <<<"$uh" | grep -v '_all$' | grep -
 nf=$(wc -w <<<"$fields")
 note "$nf fields in ulvm's -o help (LVM2: $(grep -c -- ' - ' <<<"$lh") lines)"
 # Fields whose values differ from LVM2's here, and why:
-#   lv_active, lv_attr: LVM2 without device-mapper cannot tell an LV's state ("unknown", X)
-differ=" lv_active lv_attr "
+#   lv_active, lv_attr, lv_active_locally, lv_active_remotely, lv_active_exclusively: LVM2
+#     without device-mapper cannot tell an LV's state ("unknown", X); ulvm can (inactive)
+#   pv_major, pv_minor: LVM2's PVs here are loop devices, ulvm's the image files (-1)
+differ=" lv_active lv_attr lv_active_locally lv_active_remotely lv_active_exclusively pv_major pv_minor "
 bad=""
 for f in $fields; do
 	case $f in
