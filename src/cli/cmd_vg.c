@@ -42,7 +42,7 @@ static bool *new_pvs(struct cli *c, char *const *paths, int n)
 	for (int i = 0; i < n; i++) {
 		fresh[i] = true;
 		for (size_t k = 0; k < ndevs; k++)
-			if (devs[k].is_pv && !strcmp(devs[k].path, paths[i]))
+			if (devs[k].is_pv && cli_same_device(devs[k].path, paths[i]))
 				fresh[i] = false;
 	}
 	return fresh;

@@ -31,3 +31,12 @@ assert_eq "onc,$(loop c)(0)" "$(lvm2 lvs --noheadings --separator , -o lv_name,d
 cmp_report pvs pv_name,vg_name,pv_uuid,pv_size,pv_free,pv_pe_count,pv_pe_alloc_count,pe_start,pv_attr -O pv_name
 cmp_report vgs vg_name,vg_uuid,pv_count,vg_size,vg_free,vg_extent_count,vg_free_count,vg_seqno
 assert_ok "LVM2 vgck $VG" lvm2 vgck $VG
+
+# a PV named by a relative path is the same device: vgcreate/vgextend of an existing PV do
+# not say they made it (LVM2 says so only for a device that was no PV)
+mkimg d 64M; mkimg e 64M
+ulvm pvcreate "$(img d)" "$(img e)" >/dev/null
+out=$(cd "$T" && ulvm vgcreate e2e11b d.img 2>&1)
+assert_eq '  Volume group "e2e11b" successfully created' "$out" "vgcreate of a PV by a relative path"
+out=$(cd "$T" && ulvm vgextend e2e11b e.img 2>&1)
+assert_eq '  Volume group "e2e11b" successfully extended' "$out" "vgextend of a PV by a relative path"
