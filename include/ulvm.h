@@ -938,6 +938,24 @@ int ulvm_pvmove_tidy(struct ulvm_vg *vg);
 int ulvm_pvmove_copied(const struct ulvm_vg *vg, const struct ulvm_lv *lv, uint64_t *copied,
                        uint64_t *total);
 
+/* ---- event activation's online records (pvscan --cache) --------------------------------
+ * LVM2's files, under ulvm's runtime directory ($ULVM_RUN_DIR): pvs_online/<PVID> says a PV
+ * has been seen ("MAJOR:MINOR\nvg:NAME\ndev:PATH\n", 0:0 for an image file), vgs_online/<VG>
+ * that the VG's autoactivation has been run. */
+int ulvm_pv_online_set(const char *pvid, const char *vg, const char *dev);
+bool ulvm_pv_online(const char *pvid);
+/* 0 when made now, -EEXIST when it was there */
+int ulvm_vg_online_create(const char *vg);
+bool ulvm_vg_online(const char *vg);
+/* Remove every online record (pvscan --cache of all devices starts afresh). */
+int ulvm_online_clear(void);
+/* How many PVs of `vg` have no online record (0: the VG is complete). */
+size_t ulvm_vg_pvs_offline(const struct ulvm_vg *vg);
+/* Does `lv` have an extent on `pv` (directly or through the LVs it stacks on)? */
+bool ulvm_lv_uses_pv(const struct ulvm_vg *vg, const struct ulvm_lv *lv, const struct ulvm_pv *pv);
+/* Are all the PVs `lv` has extents on online? */
+bool ulvm_lv_online(const struct ulvm_vg *vg, const struct ulvm_lv *lv);
+
 /* ---- metadata archives and backups ---------------------------------------------------- */
 /* LVM2's --config for this process: its settings go over lvm.conf's wherever the library
  * reads LVM2's configuration (backup/archive, archive_dir, retain_min, retain_days, backup,

@@ -553,6 +553,42 @@ int cli_parse_plain(struct cli *c, int argc, char **argv, const char *shortopts,
 		"reportformat", required_argument, NULL, 1014                                      \
 	}
 #define CHANGE_SHORTOPTS "A:"
+/* pvscan's event activation (LVM2's pvscan --cache, cmd_online.c): its options' values,
+ * and each option of pvscan's (but --cache) as given, in order, for naming one refused. */
+enum {
+	PVSCAN_CACHE = 9601,
+	PVSCAN_AUTOACTIVATION,
+	PVSCAN_CHECKCOMPLETE,
+	PVSCAN_LISTVG,
+	PVSCAN_LISTLVS,
+	PVSCAN_MAJOR,
+	PVSCAN_MINOR,
+	PVSCAN_NOUDEVSYNC,
+	PVSCAN_UDEVOUTPUT,
+	PVSCAN_VGONLINE,
+};
+struct pvscan_cache_opts {
+	bool cache, listvg, listlvs, checkcomplete, vgonline, udevoutput;
+	const char *activate, *autoactivation;
+	long major, minor; /* -1: not given */
+	struct {
+		int opt;
+		char text[96]; /* "--activate ay" */
+	} given[24];
+	size_t ngiven;
+};
+/* Which of LVM2's pvscan forms the options make: the listing (PVSCAN_FORM_LIST_ALL), an
+ * event activation one, or none (PVSCAN_FORM_BAD: LVM2's line printed, exit 3). */
+enum pvscan_form {
+	PVSCAN_FORM_LIST_ALL,
+	PVSCAN_FORM_BAD,
+	PVSCAN_FORM_CACHE,   /* --cache [DEV...] */
+	PVSCAN_FORM_AAY,     /* --cache -aay [DEV...] */
+	PVSCAN_FORM_LISTVG,  /* [--cache] --listvg PV */
+	PVSCAN_FORM_LISTLVS, /* [--cache] --listlvs PV */
+};
+enum pvscan_form cli_pvscan_form(const struct pvscan_cache_opts *o, int nargs, char **args);
+int cli_pvscan_cache(struct cli *c, const struct pvscan_cache_opts *o, int nargs, char **args);
 /* --ignorelockingfailure of the commands that only read metadata (and of activation). */
 #define OPT_IGNORELOCKINGFAILURE 1015
 /* -M|--metadatatype's value: lvm2 (or 2) is LVM2 2.03's only format; anything else gets

@@ -122,61 +122,104 @@ struct pvscan_state {
 };
 
 /* LVM2's display filters: -e (only the PVs of exported VGs), -n (only the orphans), -s (the
- * device names alone), -u (each device's PV UUID after its name). */
+ * device names alone), -u (each device's PV UUID after its name); the event activation
+ * options (pvscan --cache's, cmd_online.c) in `ev`. */
 struct pvscan_opts {
-	bool exported, novg, shortl, uuid, cache;
-	char refused[96]; /* the first option LVM2 takes only with --cache */
+	bool exported, novg, shortl, uuid;
+	struct pvscan_cache_opts ev;
 };
 
 /* LVM2's event activation options (pvscan --cache's): in pvscan's option table, and
- * looked up by pvscan_opt to name the one refused without --cache */
+ * looked up by pvscan_opt to name one given where LVM2 does not take it */
 #define PVSCAN_CACHE_LONGOPTS                                                                      \
 	{"activate", required_argument, NULL, 'a'},                                                \
-	    {"autoactivation", required_argument, NULL, 9602},                                     \
-	    {"checkcomplete", no_argument, NULL, 9603}, {"listvg", no_argument, NULL, 9604},       \
-	    {"listlvs", no_argument, NULL, 9605}, {"major", required_argument, NULL, 9606},        \
-	    {"minor", required_argument, NULL, 9607}, {"noudevsync", no_argument, NULL, 9608},     \
-	    {"udevoutput", no_argument, NULL, 9609},                                               \
+	    {"autoactivation", required_argument, NULL, PVSCAN_AUTOACTIVATION},                    \
+	    {"checkcomplete", no_argument, NULL, PVSCAN_CHECKCOMPLETE},                            \
+	    {"listvg", no_argument, NULL, PVSCAN_LISTVG},                                          \
+	    {"listlvs", no_argument, NULL, PVSCAN_LISTLVS},                                        \
+	    {"major", required_argument, NULL, PVSCAN_MAJOR},                                      \
+	    {"minor", required_argument, NULL, PVSCAN_MINOR},                                      \
+	    {"noudevsync", no_argument, NULL, PVSCAN_NOUDEVSYNC},                                  \
+	    {"udevoutput", no_argument, NULL, PVSCAN_UDEVOUTPUT},                                  \
 	{                                                                                          \
-		"vgonline", no_argument, NULL, 9610                                                \
+		"vgonline", no_argument, NULL, PVSCAN_VGONLINE                                     \
 	}
-static const struct option pvscan_cache_opts[] = {PVSCAN_CACHE_LONGOPTS, {0}};
+static const struct option pvscan_cache_opts[] = {PVSCAN_CACHE_LONGOPTS,
+                                                  {"cache", no_argument, NULL, PVSCAN_CACHE},
+                                                  {"exported", no_argument, NULL, 'e'},
+                                                  {"novolumegroup", no_argument, NULL, 'n'},
+                                                  {"short", no_argument, NULL, 's'},
+                                                  {"uuid", no_argument, NULL, 'u'},
+                                                  {0}};
 
 static int pvscan_opt(struct cli *c, int opt, void *arg)
 {
 	struct pvscan_opts *o = arg;
+	struct pvscan_cache_opts *e = &o->ev;
 
 	(void)c;
+	if (opt == 'j')
+		opt = PVSCAN_MAJOR;
 	switch (opt) {
 	case 'e':
-		o->exported = true;
-		return 0;
 	case 'n':
-		o->novg = true;
-		return 0;
 	case 's':
-		o->shortl = true;
-		return 0;
 	case 'u':
-		o->uuid = true;
-		return 0;
-	case 9601:
-		o->cache = true;
-		return 0;
+		*(opt == 'e'   ? &o->exported
+		  : opt == 'n' ? &o->novg
+		  : opt == 's' ? &o->shortl
+		               : &o->uuid) = true;
+		break;
+	case PVSCAN_CACHE:
+		e->cache = true;
+		break;
+	case 'a':
+		e->activate = optarg;
+		break;
+	case PVSCAN_AUTOACTIVATION:
+		e->autoactivation = optarg;
+		break;
+	case PVSCAN_MAJOR:
+	case PVSCAN_MINOR: {
+		char *end;
+		long v = strtol(optarg, &end, 10);
+		if (!*optarg || *end || v < 0) {
+			fprintf(stderr, "  Invalid argument for --%s: %s\n",
+			        opt == PVSCAN_MAJOR ? "major" : "minor", optarg);
+			cli_parse_error();
+			return 1;
+		}
+		*(opt == PVSCAN_MAJOR ? &e->major : &e->minor) = v;
+		break;
 	}
-	/* LVM2's event activation options, taken with --cache only (LVM2 names the option and
-	 * its value; --udevoutput, for udev, is refused without a word) */
+	case PVSCAN_CHECKCOMPLETE:
+	case PVSCAN_LISTVG:
+	case PVSCAN_LISTLVS:
+	case PVSCAN_UDEVOUTPUT:
+	case PVSCAN_VGONLINE:
+		*(opt == PVSCAN_CHECKCOMPLETE ? &e->checkcomplete
+		  : opt == PVSCAN_LISTVG      ? &e->listvg
+		  : opt == PVSCAN_LISTLVS     ? &e->listlvs
+		  : opt == PVSCAN_UDEVOUTPUT  ? &e->udevoutput
+		                              : &e->vgonline) = true;
+		break;
+	case PVSCAN_NOUDEVSYNC:
+		break;
+	default:
+		return 1;
+	}
+	/* each option of these as given, for naming one where LVM2 does not take it (LVM2
+	 * names the value of -a and --autoactivation, not of the numbers) */
 	for (const struct option *l = pvscan_cache_opts; l->name; l++) {
-		/* LVM2 names the value of -a and --autoactivation, not of the numbers */
-		bool val = l->has_arg && opt != 9606 && opt != 9607;
-		if (l->val != opt)
+		bool val = l->has_arg && opt != PVSCAN_MAJOR && opt != PVSCAN_MINOR;
+		if (l->val != opt || e->ngiven >= ARRAY_SIZE(e->given))
 			continue;
-		if (!o->refused[0])
-			snprintf(o->refused, sizeof(o->refused), "--%s%s%s", l->name,
-			         val ? " " : "", val ? optarg : "");
-		return 0;
+		e->given[e->ngiven].opt = opt;
+		snprintf(e->given[e->ngiven++].text, sizeof(e->given[0].text), "--%s%s%s", l->name,
+		         val ? " " : "", val ? optarg : "");
+		break;
 	}
-	return 1;
+	return 0;
 }
 
 static int pvscan_vg(struct cli *c, struct ulvm_vg *vg, void *arg)
@@ -215,32 +258,27 @@ int cmd_pvscan(struct cli *c, int argc, char **argv)
 	    {"novolumegroup", no_argument, NULL, 'n'},
 	    {"short", no_argument, NULL, 's'},
 	    {"uuid", no_argument, NULL, 'u'},
-	    {"cache", no_argument, NULL, 9601},
+	    {"cache", no_argument, NULL, PVSCAN_CACHE},
 	    PVSCAN_CACHE_LONGOPTS,
 	    {"ignorelockingfailure", no_argument, NULL, OPT_IGNORELOCKINGFAILURE},
 	    {"reportformat", required_argument, NULL, 1014},
 	    {0}};
 	struct pvscan_state s = {0};
-	struct pvscan_opts o = {0};
+	struct pvscan_opts o = {.ev = {.major = -1, .minor = -1}};
 	const struct ulvm_dev_info *devs;
 	size_t ndevs, in_use = 0, width = 0, shown = 0;
 	uint64_t total = 0, used = 0;
 	char b1[64], b2[64], name[PATH_MAX + 64];
 	int r, rc;
 
-	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensua:", lo, pvscan_opt, &o)))
+	if ((rc = cli_parse_plain(c, argc, argv, COMMON_SHORTOPTS "ensua:j:", lo, pvscan_opt, &o)))
 		return rc;
-	if (o.cache) {
-		cli_error("ulvm does not support pvscan --cache: LVM2's event activation (udev's "
-		          "calls, the online files in /run/lvm); vgchange -aay activates");
-		return ECMD_FAILED;
-	}
-	if (o.refused[0]) {
-		if (strcmp(o.refused, "--udevoutput"))
-			fprintf(stderr, "  Command does not accept option: %s.\n", o.refused);
-		return EINVALID_CMD_LINE;
-	}
-	/* a device is pvscan --cache's argument only (LVM2 checks after the options) */
+	/* the event activation forms (cmd_online.c), or the options they take refused here */
+	if ((rc = cli_pvscan_form(&o.ev, argc - optind, argv + optind)) != PVSCAN_FORM_LIST_ALL)
+		return rc == PVSCAN_FORM_BAD
+		           ? EINVALID_CMD_LINE
+		           : cli_pvscan_cache(c, &o.ev, argc - optind, argv + optind);
+	/* a device is an event activation form's argument only (LVM2 checks after the options) */
 	if (optind < argc) {
 		fprintf(stderr, "  Command does not accept argument: %s.\n", argv[optind]);
 		return EINVALID_CMD_LINE;

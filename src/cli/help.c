@@ -680,19 +680,47 @@ static const struct help_cmd help_cmds[] = {
           {'o', "options", "allow_other|ro|cache|OPT,...",
            "FUSE mount options (cache: the kernel's page cache, kept coherent).", 0}),
      "Mounts a FUSE file system at DIR with one file per active LV."},
-    {"pvscan", "List all physical volumes", STYLE_LVM, FORMS({NULL, "", NULL}),
-     OPTS(
-         {'e', "exported", NULL, "Only the PVs of exported VGs.", 0},
-         {'n', "novolumegroup", NULL, "Only the PVs in no VG.", 0},
-         {'s', "short", NULL, "Only the device names (and the totals).", 0},
-         {'u', "uuid", NULL, "Each PV's UUID after its device name.", 0},
-         {0, "ignorelockingfailure", NULL, "Go on without the VG lock when it cannot be taken.", 0},
-         {0, "cache", NULL,
-          "Refused: ulvm does not support LVM2's event activation (--activate, "
-          "--autoactivation, --checkcomplete, --listlvs, --listvg, --major, --minor, "
-          "--noudevsync, --udevoutput, --vgonline go with it, as in LVM2).",
-          0}),
-     "Lists every PV of the devices considered, with its VG and sizes, and the totals."},
+    {"pvscan", "List all physical volumes", STYLE_LVM,
+     FORMS({"Display PV information.", "", NULL},
+           {"Record that a PV is online.", "--cache", "[ String|PV ... ]"},
+           {"Record that a PV is online and autoactivate the VG if complete.",
+            "--cache -a|--activate ay", "[ String|PV ... ]"},
+           {"Record that a PV is online and list the VG using the PV.", "--cache --listvg PV",
+            NULL},
+           {"Record that a PV is online and list LVs using the PV.", "--cache --listlvs PV", NULL},
+           {"List LVs using the PV.", "--listlvs PV", NULL},
+           {"List the VG using the PV.", "--listvg PV", NULL}),
+     OPTS({'e', "exported", NULL, "Only the PVs of exported VGs.", 1},
+          {'n', "novolumegroup", NULL, "Only the PVs in no VG.", 1},
+          {'s', "short", NULL, "Only the device names (and the totals).", 1},
+          {'u', "uuid", NULL, "Each PV's UUID after its device name.", 1},
+          {0, "cache", NULL, "Record the PVs online (LVM2's event activation).", FORM_NONE},
+          {'a', "activate", "ay", "Activate each VG that is complete now, once.", FORM_NONE},
+          {0, "listvg", NULL, "Name the VG of the PV (\"VG NAME\").", FORM_NONE},
+          {0, "listlvs", NULL, "Name the VG and the LVs on the PV (\"LV VG/LV\").", FORM_NONE},
+          {'j', "major", "Number",
+           "With --minor: the block device of that number (an image file has none).", 6},
+          {0, "minor", "Number", "With --major: the block device of that number.", 6},
+          {0, "noudevsync", NULL, "No effect (ulvm has no udev).", 6},
+          {0, "autoactivation", "String",
+           "event: as without it (any other value: nothing is done, as LVM2 says).", 12},
+          {0, "checkcomplete", NULL, "Say whether the VG (and the LVs) have all their PVs online.",
+           24},
+          {0, "vgonline", NULL,
+           "With --checkcomplete: record a complete VG online; once it is, it is \"finished\".",
+           24},
+          {0, "udevoutput", NULL, "Only udev's variables (LVM_VG_NAME_COMPLETE='VG', ...).", 8},
+          {0, "ignorelockingfailure", NULL, "Go on without the VG lock when it cannot be taken.",
+           31},
+          {0, "reportformat", "basic|json", "The log report's format.", 7}),
+     "Lists every PV of the devices considered, with its VG and sizes, and the totals.\n\n"
+     "With --cache, LVM2's event activation: each PV named (every device when none is, the "
+     "records then made afresh) is recorded online in LVM2's files, $ULVM_RUN_DIR/pvs_online/"
+     "PVID (\"MAJOR:MINOR\", \"vg:VG\", \"dev:PATH\"; 0:0 for an image file). A VG whose "
+     "PVs are all recorded is complete; with -aay it is then activated once, as vgchange -aay "
+     "does (auto_activation_volume_list, the activation skip flag, --setautoactivation), and "
+     "recorded in $ULVM_RUN_DIR/vgs_online/VG; a later pvscan says it skips it. --listvg and "
+     "--listlvs name the VG of a PV and its LVs on it."},
     {"vgscan", "Search for all volume groups", STYLE_LVM, FORMS({NULL, "", NULL}),
      OPTS(
          {0, "mknodes", NULL,

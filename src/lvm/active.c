@@ -39,7 +39,7 @@
 #include "../dm/dm.h"
 #include "lvm.h"
 
-static int run_dir(char *out, size_t len)
+int active_run_dir(char *out, size_t len)
 {
 	const char *e = getenv("ULVM_RUN_DIR");
 
@@ -68,7 +68,7 @@ static int path_of(const char *name, const char *suffix, char *out, size_t len)
 
 	if (!name_ok(name))
 		return ulvm_error(-EINVAL, "invalid device name \"%s\"", name);
-	if ((r = run_dir(dir, sizeof(dir))))
+	if ((r = active_run_dir(dir, sizeof(dir))))
 		return r;
 	snprintf(out, len, "%s/%s%s", dir, name, suffix);
 	return 0;
@@ -80,7 +80,7 @@ static int state_lock(void)
 	char dir[4096], path[4200];
 	int fd;
 
-	if (run_dir(dir, sizeof(dir)))
+	if (active_run_dir(dir, sizeof(dir)))
 		return -1;
 	snprintf(path, sizeof(path), "%s/.lock", dir);
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -537,7 +537,7 @@ void ulvm_active_set_hooks(const struct ulvm_active_hooks *h)
 int ulvm_control_socket_path(char *out, size_t len)
 {
 	char dir[4096];
-	int r = run_dir(dir, sizeof(dir));
+	int r = active_run_dir(dir, sizeof(dir));
 
 	if (!r)
 		snprintf(out, len, "%s/ulvmd.sock", dir);
@@ -1297,7 +1297,7 @@ int ulvm_active_list(const char ***names, size_t *n)
 
 	*names = NULL;
 	*n = 0;
-	if ((r = run_dir(dir, sizeof(dir))))
+	if ((r = active_run_dir(dir, sizeof(dir))))
 		return r;
 	if (!(d = opendir(dir)))
 		return ulvm_error(-errno, "%s: %s", dir, strerror(errno));

@@ -162,6 +162,8 @@ void dev_hold_release(struct dev_hold *h);
 
 /* active.c: take the owner lock of device `name` (see ulvm_dev_own); *fd keeps it. */
 int active_owner_lock(const char *name, int *fd);
+/* $ULVM_RUN_DIR, else /run/ulvm when writable, else /tmp/ulvm-run-<uid> (made if need be) */
+int active_run_dir(char *out, size_t len);
 
 /* lock.c */
 int lock_vg(struct ulvm_ctx *ctx, const char *name, enum ulvm_lock_mode mode);

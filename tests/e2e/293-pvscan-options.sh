@@ -7,8 +7,7 @@
 # --ignorelockingfailure is taken (ulvm goes on without a VG lock that cannot be taken);
 # --noudevsync is refused without --cache (exit 3), and so are LVM2's other event
 # activation options (-a, --autoactivation, --checkcomplete, --listvg, --listlvs, --major,
-# --minor, --udevoutput, --vgonline); --cache itself is refused (exit 5, one line): ulvm
-# does not do LVM2's event activation (vgchange -aay is ulvm's autoactivation).
+# --minor, --udevoutput, --vgonline); pvscan --cache itself is 302's.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 need_root
@@ -56,18 +55,6 @@ done
 for o in "$(img a)" "-s x" "-e -n x" "--vgonline x" "--udevoutput x"; do
 	# shellcheck disable=SC2086
 	both "$o" $o
-done
-# --cache, with or without the others: refused, LVM2's event activation is not done
-for o in --cache "--cache -aay" "--cache --listvg" "--cache --major 7 --minor 0" \
-	"--cache --noudevsync" "-s --cache --vgonline --checkcomplete -aay"; do
-	before=$(imgsum a b c)
-	# shellcheck disable=SC2086
-	run_rc uo ue ur ulvm pvscan $o
-	assert_eq 5 "$ur" "pvscan $o: refused"
-	assert_eq "" "$uo" "pvscan $o: nothing listed"
-	assert_eq "ulvm does not support pvscan --cache: LVM2's event activation (udev's calls, the online files in /run/lvm); vgchange -aay activates" \
-		"$(sed 's/^  //' <<<"$ue")" "pvscan $o: one line"
-	assert_eq "$before" "$(imgsum a b c)" "pvscan $o: nothing written"
 done
 # the columns as LVM2's, blanks and all: ulvm given the same loop devices (the lines
 # sorted: the order of the VGs is that of the scan, compared above on the images)
