@@ -90,6 +90,12 @@ for o, a in sorted(opts.items()):
 		[ -n "$val" ] && args+=("$val")
 		out=$(timeout 10 "$ULVM" "$cmd" "${args[@]}" </dev/null 2>&1 >/dev/null)
 		msg=$(grep -m1 -E "unrecognized option|invalid option|requires an argument|doesn't allow an argument|is ambiguous|[Uu]nknown option|not supported by ulvm" <<<"$out")
+		# an option whose value the help gives only in a synopsis ("--thinpool LV LV"),
+		# where it cannot be told from the positional: refused only if LVM2 takes it bare
+		if [[ $msg == *"requires an argument"* ]] && [ -z "$val" ] &&
+			[[ $(lvm "$cmd" "${args[@]}" </dev/null 2>&1 >/dev/null) == *"requires an argument"* ]]; then
+			msg=""
+		fi
 		if [ -n "$msg" ]; then
 			echo "$cmd ${args[*]}: ${msg#"${msg%%[! ]*}"}"
 			refused=$((refused + 1))
