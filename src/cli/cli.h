@@ -329,6 +329,9 @@ int cli_settings_check_persistent(struct cli_settings *s);
 /* The profile must exist in config/profile_dir (LVM2's messages); ulvm then warns that it
  * records it without applying it. 0 or an exit code. */
 int cli_settings_check_profile(const char *name);
+/* The profile's file is there (else LVM2's two lines, ECMD_FAILED): what lvconvert checks of
+ * --metadataprofile, which LVM2 uses for the command's settings and does not record. */
+int cli_profile_exists(const char *name);
 /* Apply to an LV or a VG in memory (create: a new one, no "already" checks); *changed when
  * something changed (to commit), *tell when LVM2 says so ("changed": not for -My alone);
  * -EEXIST after LVM2's "is already" message for a setting as asked. */
@@ -390,6 +393,11 @@ struct cli_thinpool_args {
 	bool spare;
 	const char *const *pvs;
 	size_t npvs;
+	/* a new metadata LV's stripes (0: linear), -r and --alloc (as LVM2, not the pool's) */
+	uint32_t stripes, stripe_size;
+	bool readahead_set;
+	uint32_t readahead;
+	const char *alloc;
 };
 int cli_lvconvert_thinpool(struct cli *c, const char *arg, const struct cli_thinpool_args *a);
 int cli_lvconvert_swapmetadata(struct cli *c, const char *arg, const char *metadata);

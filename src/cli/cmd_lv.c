@@ -1734,6 +1734,35 @@ static int commit_reload(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *orig
 	return ECMD_PROCESSED;
 }
 
+/* LVM2's command matcher's refusal of an LV whose type the form does not take (exit 5). */
+static int lvconvert_type_refused(struct ulvm_vg *vg, struct ulvm_lv *lv)
+{
+	const char *type = ulvm_lv_segtype(lv);
+
+	if (ulvm_lv_snapshot(vg, lv, NULL))
+		type = "snapshot";
+	else if (ulvm_lv_is_thin_pool(lv))
+		type = "thinpool";
+	else if (ulvm_lv_is_thin(lv))
+		type = "thin";
+	fprintf(stderr,
+	        "  Command on LV %s/%s does not accept LV type %s.\n"
+	        "  Command not permitted on LV %s/%s.\n",
+	        vg->name, lv->name, type, vg->name, lv->name);
+	return ECMD_FAILED;
+}
+
+/* The context and VG/LV for a conversion of one LV: 0, or the exit code after the message. */
+static int lvconvert_open(struct cli *c, const char *arg, char vgn[256], char lvn[256],
+                          struct ulvm_vg **vg, struct ulvm_lv **lv)
+{
+	int r;
+
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	return open_lv_arg(c, arg, vgn, lvn, vg, lv) ? ECMD_FAILED : 0;
+}
+
 /* lvconvert -s VG/ORIGIN VG/COW: an existing LV becomes ORIGIN's snapshot store (LVM2's
  * warning and question; its first 4 KiB zeroed unless -Zn). */
 static int lvconvert_snapshot(struct cli *c, const char *oarg, const char *carg, uint32_t chunk,
@@ -1767,14 +1796,7 @@ static int lvconvert_snapshot(struct cli *c, const char *oarg, const char *carg,
 		goto out;
 	}
 	if (ulvm_lv_snapshot(vg, cow, NULL) || ulvm_lv_is_thin_pool(cow) || ulvm_lv_is_thin(cow)) {
-		fprintf(stderr,
-		        "  Command on LV %s/%s does not accept LV type %s.\n"
-		        "  Command not permitted on LV %s/%s.\n",
-		        vgn, cln,
-		        ulvm_lv_snapshot(vg, cow, NULL) ? "snapshot"
-		        : ulvm_lv_is_thin(cow)          ? "thin"
-		                                        : "thinpool",
-		        vgn, cln);
+		lvconvert_type_refused(vg, cow);
 		goto out;
 	}
 	if (ulvm_lv_is_thin_pool(origin)) {
@@ -1824,15 +1846,10 @@ static int lvconvert_splitsnapshot(struct cli *c, const char *arg)
 	struct ulvm_lv *lv;
 	int r, rc = ECMD_FAILED;
 
-	if ((r = cli_open_ctx(c)))
-		return cli_fail(r);
-	if (open_lv_arg(c, arg, vgn, lvn, &vg, &lv))
-		return ECMD_FAILED;
+	if ((r = lvconvert_open(c, arg, vgn, lvn, &vg, &lv)))
+		return r;
 	if (!ulvm_lv_snapshot(vg, lv, &s) || s.cow != lv) {
-		fprintf(stderr,
-		        "  Command on LV %s/%s does not accept LV type %s.\n"
-		        "  Command not permitted on LV %s/%s.\n",
-		        vgn, lvn, ulvm_lv_segtype(lv), vgn, lvn);
+		lvconvert_type_refused(vg, lv);
 		goto out;
 	}
 	if (ulvm_lv_active(vg, lv)) {
@@ -1854,6 +1871,125 @@ out:
 	return rc;
 }
 
+/* The forms of lvconvert ulvm has (LVM2's command definitions): which of the options below
+ * each one takes. */
+enum {
+	LVC_MERGE = 1 << 0,
+	LVC_MERGETHIN = 1 << 1,
+	LVC_REPAIR = 1 << 2,
+	LVC_SWAP = 1 << 3,
+	LVC_SPLITSNAP = 1 << 4,
+	LVC_SNAP = 1 << 5,
+	LVC_POOL = 1 << 6,
+	LVC_THIN = 1 << 7,
+	LVC_STARTPOLL = 1 << 8,
+};
+
+/* lvconvert's options that take a value or belong to some forms only, in LVM2's
+ * (alphabetical) order of refusal: the value as LVM2's parser checks it, and the forms that
+ * take the option (0: none of ulvm's; -1: every form). */
+enum lvc_kind { LVC_FLAG, LVC_STR, LVC_YN, LVC_WORDS, LVC_SIZE, LVC_NUM, LVC_SNUM };
+static const struct lvc_opt {
+	const char *name;
+	int val;
+	enum lvc_kind kind;
+	const char *const *words; /* LVC_WORDS */
+	const char *unknown;      /* LVC_WORDS: LVM2's line for another word (%s: it) */
+	char unit;                /* LVC_SIZE: the default unit */
+	const char *signs;        /* LVC_SIZE: the signs LVM2 takes */
+	int forms;
+} lvc_opts[] = {
+    {"cachemetadataformat", 7202, LVC_WORDS, (const char *const[]){"auto", "1", "2", NULL}, NULL, 0,
+     NULL, 0},
+    {"cachemode", 7203, LVC_WORDS,
+     (const char *const[]){"writethrough", "writeback", "passthrough", NULL},
+     "Unknown cache mode: %s.", 0, NULL, 0},
+    {"cachesize", 7207, LVC_SIZE, NULL, NULL, 'm', NULL, 0},
+    {"chunksize", 'c', LVC_STR, NULL, NULL, 0, NULL, LVC_SWAP | LVC_SNAP | LVC_POOL | LVC_THIN},
+    {"compression", 7211, LVC_YN, NULL, NULL, 0, NULL, 0},
+    {"deduplication", 7212, LVC_YN, NULL, NULL, 0, NULL, 0},
+    {"discards", 7106, LVC_WORDS, (const char *const[]){"ignore", "nopassdown", "passdown", NULL},
+     "Thin pool discards type \"%s\" is unknown.", 0, NULL, LVC_POOL},
+    {"errorwhenfull", 7111, LVC_YN, NULL, NULL, 0, NULL, LVC_POOL},
+    {"interval", 'i', LVC_STR, NULL, NULL, 0, NULL, LVC_MERGE | LVC_REPAIR},
+    {"metadataprofile", OPT_METADATAPROFILE, LVC_STR, NULL, NULL, 0, NULL, LVC_POOL | LVC_THIN},
+    {"mirrorlog", 7219, LVC_WORDS, (const char *const[]){"core", "disk", "mirrored", NULL},
+     "Mirror log type \"%s\" is unknown.", 0, NULL, 0},
+    {"mirrors", 'm', LVC_SNUM, NULL, NULL, 0, NULL, 0},
+    {"name", 'n', LVC_STR, NULL, NULL, 0, NULL, 0},
+    {"originname", 7110, LVC_STR, NULL, NULL, 0, NULL, LVC_THIN},
+    {"poolmetadata", 7105, LVC_STR, NULL, NULL, 0, NULL, LVC_SWAP | LVC_POOL | LVC_THIN},
+    {"poolmetadatasize", 7107, LVC_STR, NULL, NULL, 0, NULL, LVC_POOL | LVC_THIN},
+    {"poolmetadataspare", 7102, LVC_YN, NULL, NULL, 0, NULL, LVC_REPAIR | LVC_POOL | LVC_THIN},
+    {"raidintegrity", 7215, LVC_YN, NULL, NULL, 0, NULL, 0},
+    {"raidintegrityblocksize", 7216, LVC_NUM, NULL, NULL, 0, NULL, 0},
+    {"readahead", 'r', LVC_STR, NULL, NULL, 0, NULL, LVC_POOL | LVC_THIN},
+    {"regionsize", 'R', LVC_SIZE, NULL, NULL, 'm', "+", 0},
+    {"splitmirrors", 7221, LVC_NUM, NULL, NULL, 0, NULL, 0},
+    {"stripes", 7115, LVC_NUM, NULL, NULL, 0, NULL, LVC_POOL},
+    {"stripesize", 'I', LVC_SIZE, NULL, NULL, 'k', "+", LVC_POOL},
+    {"usepolicies", 7114, LVC_FLAG, NULL, NULL, 0, NULL, LVC_REPAIR},
+    {"virtualsize", 'V', LVC_SIZE, NULL, NULL, 'm', NULL, 0},
+    {"zero", 'Z', LVC_YN, NULL, NULL, 0, NULL, LVC_SNAP | LVC_POOL | LVC_THIN},
+};
+
+/* LVM2's segment types (lvm segtypes): another --type is refused by its parser. */
+static bool lvconvert_known_type(const char *type)
+{
+	static const char *const known[] = {
+	    "linear",     "striped",    "zero",       "error",      "snapshot",    "mirror",
+	    "raid0",      "raid0_meta", "raid1",      "raid10",     "raid10_near", "raid4",
+	    "raid5",      "raid5_n",    "raid5_la",   "raid5_ls",   "raid5_ra",    "raid5_rs",
+	    "raid6",      "raid6_n_6",  "raid6_nc",   "raid6_nr",   "raid6_zr",    "raid6_ls_6",
+	    "raid6_rs_6", "raid6_la_6", "raid6_ra_6", "thin-pool",  "thin",        "cache-pool",
+	    "cache",      "vdo",        "vdo-pool",   "writecache", "integrity"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(type, known[i]))
+			return true;
+	return false;
+}
+
+/* The value of lvc_opts[i] as LVM2's parser takes it: 0, or EINVALID_CMD_LINE after its
+ * lines. */
+static int lvconvert_value(size_t i, const char *arg)
+{
+	const struct lvc_opt *o = &lvc_opts[i];
+	uint64_t sz;
+	uint32_t n;
+
+	switch (o->kind) {
+	case LVC_FLAG:
+	case LVC_STR:
+		return 0;
+	case LVC_SIZE:
+		return cli_sectors_opt(o->name, arg, o->signs, o->unit, &sz) ? EINVALID_CMD_LINE
+		                                                             : 0;
+	case LVC_SNUM: /* [+|-]Number */
+		if (arg[0] == '-' && arg[1] && strspn(arg + 1, "0123456789") == strlen(arg + 1))
+			return 0;
+		/* fall through */
+	case LVC_NUM:
+		return cli_number_opt(o->name, arg, &n) ? EINVALID_CMD_LINE : 0;
+	case LVC_YN:
+	case LVC_WORDS:
+		for (const char *const *w =
+		         o->kind == LVC_YN ? (const char *const[]){"y", "n", NULL} : o->words;
+		     *w; w++)
+			if (!strcmp(*w, arg))
+				return 0;
+		if (o->unknown) {
+			fprintf(stderr, "  ");
+			fprintf(stderr, o->unknown, arg);
+			fprintf(stderr, "\n");
+		}
+		fprintf(stderr, "  Invalid argument for --%s: %s\n", o->name, arg);
+		cli_parse_error();
+		return EINVALID_CMD_LINE;
+	}
+	return 0;
+}
+
 /* The long name of option value opt in lo (the first one that has it). */
 static const char *lvconvert_unsupported_opt(const struct option *lo, int opt)
 {
@@ -1872,6 +2008,89 @@ static bool lvconvert_unsupported_type(const char *type)
 		if (!strncmp(type, prefix[i], strlen(prefix[i])))
 			return true;
 	return false;
+}
+
+/* --startpoll, --stripes N, -I SIZE: LVM2's forms for mirror and raid LVs, which ulvm does
+ * not have: every LV is refused by its type, as LVM2 refuses the others. */
+static int lvconvert_mirror_raid_form(struct cli *c, int argc, char **argv)
+{
+	char vgn[256], lvn[256];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	int rc = ECMD_PROCESSED;
+
+	for (int i = 0; i < argc; i++) {
+		if ((rc = lvconvert_open(c, argv[i], vgn, lvn, &vg, &lv)))
+			continue;
+		rc = lvconvert_type_refused(vg, lv);
+		ulvm_vg_close(vg);
+	}
+	return rc;
+}
+
+/* --mergethin VG/LV: a thin snapshot into its origin. LVM2 swaps the device ids and removes
+ * the snapshot, then needs the pool active for its message; ulvm has not the merge yet. */
+static int lvconvert_mergethin(struct cli *c, const char *arg)
+{
+	char vgn[256], lvn[256];
+	struct ulvm_lv_info info;
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	int r, rc = ECMD_FAILED;
+
+	if ((r = lvconvert_open(c, arg, vgn, lvn, &vg, &lv)))
+		return r;
+	if (!ulvm_lv_is_thin(lv))
+		rc = lvconvert_type_refused(vg, lv);
+	else if (ulvm_lv_info(vg, lv, &info), !info.origin)
+		fprintf(stderr, "  %s/%s is not a mergeable logical volume.\n", vgn, lvn);
+	else
+		fprintf(stderr, "  ulvm cannot merge thin snapshot %s/%s into its origin.\n", vgn,
+		        lvn);
+	ulvm_vg_close(vg);
+	return rc;
+}
+
+/* -T|--type thin --thinpool VG/POOL VG/LV [--originname NAME]: LV becomes a thin LV of POOL
+ * with the old LV as its external origin. ulvm's thin target has no external origins: after
+ * LVM2's checks, its words when the kernel's target is absent (exit 5). */
+static int lvconvert_thin(struct cli *c, const char *poolarg, const char *arg, const char *origin,
+                          const char *profile)
+{
+	char vgn[256], lvn[256], ovg[256], oln[256], pvg[256], pln[256];
+	struct ulvm_vg *vg;
+	struct ulvm_lv *lv;
+	int r, rc = ECMD_FAILED;
+
+	if (cli_split_lv(arg, vgn, sizeof(vgn), lvn, sizeof(lvn))) {
+		fprintf(stderr, "  Cannot find VG name for LV %s.\n", arg);
+		return ECMD_FAILED;
+	}
+	if (cli_split_lv(poolarg, pvg, sizeof(pvg), pln, sizeof(pln)))
+		snprintf(pvg, sizeof(pvg), "%s", vgn);
+	if (origin && cli_split_lv(origin, ovg, sizeof(ovg), oln, sizeof(oln))) {
+		snprintf(oln, sizeof(oln), "%s", origin);
+		snprintf(ovg, sizeof(ovg), "%s", vgn);
+	}
+	if (strcmp(pvg, vgn) || (origin && strcmp(ovg, vgn))) {
+		fprintf(stderr, "  Please use a single volume group name (\"%s\" or \"%s\").\n",
+		        strcmp(pvg, vgn) ? pvg : ovg, vgn);
+		return ECMD_FAILED;
+	}
+	if (profile && (rc = cli_profile_exists(profile)))
+		return rc;
+	rc = ECMD_FAILED;
+	if ((r = cli_open_ctx(c)))
+		return cli_fail(r);
+	if (open_lv_arg(c, arg, vgn, lvn, &vg, &lv))
+		return ECMD_FAILED;
+	if (origin && ulvm_lv_find(vg, oln))
+		fprintf(stderr, "  Logical Volume \"%s\" already exists in volume group \"%s\"\n",
+		        oln, vgn);
+	else
+		fprintf(stderr, "  Can't create thin without using device-mapper kernel driver.\n");
+	ulvm_vg_close(vg);
+	return rc;
 }
 
 int cmd_lvconvert(struct cli *c, int argc, char **argv)
@@ -1895,6 +2114,19 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	    {"snapshot", no_argument, NULL, 's'},
 	    {"splitsnapshot", no_argument, NULL, 7108},
 	    {"swapmetadata", no_argument, NULL, 7109},
+	    {"thin", no_argument, NULL, 'T'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"originname", required_argument, NULL, 7110},
+	    {"readahead", required_argument, NULL, 'r'},
+	    {"alloc", required_argument, NULL, OPT_ALLOC},
+	    {"metadataprofile", required_argument, NULL, OPT_METADATAPROFILE},
+	    {"errorwhenfull", required_argument, NULL, 7111},
+	    {"virtualsize", required_argument, NULL, 'V'},
+	    {"mergethin", no_argument, NULL, 7112},
+	    {"startpoll", no_argument, NULL, 7113},
+	    {"usepolicies", no_argument, NULL, 7114},
+	    {"stripes", required_argument, NULL, 7115},
+	    {"stripesize", required_argument, NULL, 'I'},
 	    /* cache, writecache, vdo, raid, mirror: 7200.. */
 	    {"cache", no_argument, NULL, 'H'},
 	    {"cachedevice", required_argument, NULL, 7201},
@@ -1922,17 +2154,32 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 	    {"trackchanges", no_argument, NULL, 7222},
 	    {"regionsize", required_argument, NULL, 'R'},
 	    {0}};
-	bool snapshot = false, split = false, swap = false;
+	bool snapshot = false, split = false, swap = false, thin = false, mergethin = false;
 	bool merge = false, background = false, repair = false, no_spare = false;
-	const char *type = NULL, *thinpool = NULL, *unsup = NULL;
+	bool startpoll = false;
+	const char *type = NULL, *thinpool = NULL, *unsup = NULL, *origin = NULL;
+	const char *given[ARRAY_SIZE(lvc_opts)] = {0};
 	struct cli_thinpool_args tp = {.zero = -1, .spare = true};
+	struct cli_settings set;
 	uint64_t sz;
-	int opt, r, rc = ECMD_PROCESSED;
+	int opt, r, form = 0, rc = ECMD_PROCESSED;
 
+	cli_settings_init(&set);
 	merge_poll.interval = cli_polling_interval; /* -i wins */
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:sHm:R:", lo,
+	while ((opt = getopt_long(argc, argv,
+	                          COMMON_SHORTOPTS CHANGE_SHORTOPTS "i:bc:Z:sHm:R:Tn:r:V:I:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(lvc_opts); i++)
+			if (lvc_opts[i].val == opt) {
+				if ((r = lvconvert_value(i, optarg ? optarg : "")))
+					return r;
+				given[i] = optarg ? optarg : "";
+			}
+		if ((r = cli_settings_opt(&set, opt, optarg)) == -1)
+			return EINVALID_CMD_LINE;
+		if (r == 1)
 			continue;
 		if (opt == 'H' || opt == 'm' || opt == 'R' || (opt >= 7200 && opt <= 7299)) {
 			if (!unsup)
@@ -1942,13 +2189,6 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		} else if (opt == 7101) {
 			repair = true;
 		} else if (opt == 7102) {
-			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
-				fprintf(stderr,
-				        "  Invalid argument for --poolmetadataspare: %s\n"
-				        "  Error during parsing of command line.\n",
-				        optarg);
-				return EINVALID_CMD_LINE;
-			}
 			no_spare = optarg[0] == 'n';
 			tp.spare = !no_spare;
 		} else if (opt == 's') {
@@ -1958,21 +2198,20 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		} else if (opt == 7109) {
 			swap = true;
 		} else if (opt == 7103) {
+			if (!lvconvert_known_type(optarg)) {
+				fprintf(stderr,
+				        "  WARNING: Unrecognised segment type %s\n"
+				        "  Invalid argument for --type: %s\n",
+				        optarg, optarg);
+				cli_parse_error();
+				return EINVALID_CMD_LINE;
+			}
 			type = optarg;
 		} else if (opt == 7104) {
 			thinpool = optarg;
 		} else if (opt == 7105) {
 			tp.metadata = optarg;
 		} else if (opt == 7106) {
-			if (strcmp(optarg, "ignore") && strcmp(optarg, "nopassdown") &&
-			    strcmp(optarg, "passdown")) {
-				fprintf(stderr,
-				        "  Thin pool discards type \"%s\" is unknown.\n"
-				        "  Invalid argument for --discards: %s\n"
-				        "  Error during parsing of command line.\n",
-				        optarg, optarg);
-				return EINVALID_CMD_LINE;
-			}
 			tp.discards = optarg;
 		} else if (opt == 7107 || opt == 'c') {
 			/* LVM2: lvconvert's --poolmetadatasize takes no sign, -c a '+' */
@@ -1991,16 +2230,22 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			else
 				tp.meta_sectors = sz;
 		} else if (opt == 'Z') {
-			if (strcmp(optarg, "y") && strcmp(optarg, "n")) {
-				fprintf(stderr,
-				        "  Invalid argument for --zero: %s\n"
-				        "  Error during parsing of command line.\n",
-				        optarg);
-				return EINVALID_CMD_LINE;
-			}
 			tp.zero = optarg[0] == 'y';
 		} else if (opt == 'b') {
 			background = true;
+		} else if (opt == 'T') {
+			thin = true;
+		} else if (opt == 7110) {
+			origin = optarg;
+		} else if (opt == 7112) {
+			mergethin = true;
+		} else if (opt == 7113) {
+			startpoll = true;
+		} else if (opt == 7115) {
+			tp.stripes = (uint32_t)strtoul(optarg + (*optarg == '+'), NULL, 10);
+		} else if (opt == 'I') {
+			cli_sectors_opt("stripesize", optarg, "+", 'k', &sz);
+			tp.stripe_size = (uint32_t)sz;
 		} else if (opt == 'i') {
 			const char *v = optarg + (*optarg == '+');
 			char *end;
@@ -2014,7 +2259,7 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 			}
 			merge_poll.interval = (unsigned)n;
 			merge_poll.wait_first = *optarg == '+';
-		} else {
+		} else if (opt != 'n' && opt != 'V' && opt != 7111 && opt != 7114) {
 			return EINVALID_CMD_LINE;
 		}
 	}
@@ -2029,9 +2274,65 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		fprintf(stderr, "  ulvm does not support lvconvert --type %s.\n", type);
 		return ECMD_FAILED;
 	}
+	/* the form, as LVM2's command matcher picks it; then the options it does not take */
+	if (type && !strcmp(type, "thin"))
+		thin = true;
+	if (type && !strcmp(type, "snapshot"))
+		snapshot = true;
+	form = repair                                               ? LVC_REPAIR
+	       : swap                                               ? LVC_SWAP
+	       : split                                              ? LVC_SPLITSNAP
+	       : mergethin                                          ? LVC_MERGETHIN
+	       : merge                                              ? LVC_MERGE
+	       : startpoll                                          ? LVC_STARTPOLL
+	       : snapshot                                           ? LVC_SNAP
+	       : thin                                               ? LVC_THIN
+	       : (thinpool || (type && !strcmp(type, "thin-pool"))) ? LVC_POOL
+	                                                            : 0;
+	for (size_t i = 0; form && i < ARRAY_SIZE(lvc_opts); i++)
+		if (given[i] && !(lvc_opts[i].forms & form)) {
+			fprintf(stderr, "  Command does not accept option: --%s%s%s.\n",
+			        lvc_opts[i].name, *given[i] ? " " : "", given[i]);
+			return EINVALID_CMD_LINE;
+		}
+	if ((form & (LVC_POOL | LVC_THIN)) && tp.metadata &&
+	    (set.readahead_set || tp.stripes || tp.stripe_size)) {
+		fprintf(stderr,
+		        "  Command does not accept option combination: --poolmetadata  with "
+		        "--readahead --stripesize --stripes \n");
+		return EINVALID_CMD_LINE;
+	}
 	if (merge_poll.interval)
 		cli_verbose(c, 1, "Checking progress %s waiting every %u seconds.",
 		            merge_poll.wait_first ? "after" : "before", merge_poll.interval);
+	if (form == LVC_THIN) {
+		if (!thinpool || optind >= argc) {
+			fprintf(stderr,
+			        "  No command with matching syntax recognised.  Run 'lvconvert "
+			        "--help' for more information.\n  Nearest similar command has "
+			        "syntax:\n");
+			printf(
+			    "  lvconvert %s --thinpool LV LV\n  Convert LV to a thin LV, using the "
+			    "original LV as an external origin.\n\n",
+			    type ? "--type thin" : "-T|--thin");
+			return EINVALID_CMD_LINE;
+		}
+		if (optind + 1 < argc) {
+			fprintf(stderr, "  Command does not accept argument: %s.\n",
+			        argv[optind + 1]);
+			return EINVALID_CMD_LINE;
+		}
+		return lvconvert_thin(c, thinpool, argv[optind], origin, set.profile);
+	}
+	if (form == LVC_MERGETHIN && optind < argc) {
+		if (optind + 1 < argc) {
+			fprintf(stderr, "  One LV position arg is required.\n");
+			return ECMD_FAILED;
+		}
+		return lvconvert_mergethin(c, argv[optind]);
+	}
+	if ((form == LVC_STARTPOLL || (!form && (tp.stripes || tp.stripe_size))) && optind < argc)
+		return lvconvert_mirror_raid_form(c, argc - optind, argv + optind);
 	if (repair && !merge && optind < argc)
 		return cli_lvconvert_repair(c, argc - optind, argv + optind, no_spare);
 	if (swap && tp.metadata && optind < argc)
@@ -2040,14 +2341,19 @@ int cmd_lvconvert(struct cli *c, int argc, char **argv)
 		return lvconvert_splitsnapshot(c, argv[optind]);
 	if (snapshot && !merge && optind + 2 == argc)
 		return lvconvert_snapshot(c, argv[optind], argv[optind + 1], tp.chunk, tp.zero);
-	if (!merge && !repair && (thinpool || (type && !strcmp(type, "thin-pool")))) {
+	if (form == LVC_POOL) {
 		const char *arg = thinpool ? thinpool : optind < argc ? argv[optind++] : NULL;
 		if (!arg) {
 			fprintf(stderr, "  Please specify a logical volume path.\n");
 			return EINVALID_CMD_LINE;
 		}
+		if (set.profile && (r = cli_profile_exists(set.profile)))
+			return r;
 		tp.pvs = (const char *const *)argv + optind;
 		tp.npvs = (size_t)(argc - optind);
+		tp.readahead_set = set.readahead_set;
+		tp.readahead = set.readahead;
+		tp.alloc = set.alloc;
 		return cli_lvconvert_thinpool(c, arg, &tp);
 	}
 	if (!merge || optind >= argc) {

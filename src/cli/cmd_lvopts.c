@@ -183,7 +183,7 @@ int cli_settings_check_persistent(struct cli_settings *s)
 	return 0;
 }
 
-int cli_settings_check_profile(const char *name)
+int cli_profile_exists(const char *name)
 {
 	struct lvmconf cf = {0};
 	char dir[4096], path[4400];
@@ -199,6 +199,13 @@ int cli_settings_check_profile(const char *name)
 		fprintf(stderr, "  Failed to apply metadata profile %s.\n", name);
 		return ECMD_FAILED;
 	}
+	return 0;
+}
+
+int cli_settings_check_profile(const char *name)
+{
+	if (cli_profile_exists(name))
+		return ECMD_FAILED;
 	fprintf(stderr,
 	        "  WARNING: ulvm records metadata profile %s but does not apply its settings.\n",
 	        name);

@@ -1229,6 +1229,8 @@ int cli_lvconvert_thinpool(struct cli *c, const char *arg, const struct cli_thin
 	p.no_spare = !a->spare;
 	p.pvs = a->pvs;
 	p.npvs = a->npvs;
+	p.stripes = a->stripes;
+	p.stripe_size = a->stripe_size;
 	chunk = p.chunk_size;
 	me = meta ? meta->le_count : p.metadata_extents;
 	if ((r = ulvm_thin_pool_sizes(vg, lv->le_count, &chunk, &me))) {
@@ -1272,13 +1274,19 @@ int cli_lvconvert_thinpool(struct cli *c, const char *arg, const struct cli_thin
 	}
 	spare_before = ulvm_thin_pool_spare(vg);
 	spare_extents = spare_before ? spare_before->le_count : 0;
-	if ((r = ulvm_thin_pool_convert(vg, lv, meta, &p)) ||
+	r = ulvm_thin_pool_convert(vg, lv, meta, &p);
+	lv = ulvm_lv_find(vg, lvn);
+	if (!r)
+		ulvm_thin_pool_get(vg, lv, &pi);
+	/* LVM2 makes the new metadata LV with -r and --alloc (the pool gets neither) */
+	if (r ||
+	    (!meta && a->readahead_set &&
+	     (r = ulvm_lv_set_read_ahead(vg, pi.metadata_lv, a->readahead))) ||
+	    (!meta && a->alloc && (r = ulvm_lv_set_alloc_policy(vg, pi.metadata_lv, a->alloc))) ||
 	    (r = ulvm_vg_commit(vg, cli_description(c)))) {
 		cli_fail(r);
 		goto out;
 	}
-	lv = ulvm_lv_find(vg, lvn);
-	ulvm_thin_pool_get(vg, lv, &pi);
 	if ((r = zero_lv(c, vg, pi.metadata_lv)) ||
 	    (ulvm_thin_pool_spare(vg) &&
 	     (ulvm_thin_pool_spare(vg) != spare_before ||

@@ -612,8 +612,11 @@ int ulvm_thin_pool_convert(struct ulvm_vg *vg, struct ulvm_lv *lv, struct ulvm_l
 	snprintf(name, sizeof(name), "%s", lv->name);
 	if (!meta) {
 		/* as LVM2: made as lvolN (at the end of the VG), renamed POOL_tmeta, hidden */
-		struct ulvm_lv_params lp = {
-		    .extents = meta_extents, .pvs = p->pvs, .npvs = p->npvs};
+		struct ulvm_lv_params lp = {.extents = meta_extents,
+		                            .pvs = p->pvs,
+		                            .npvs = p->npvs,
+		                            .stripes = p->stripes,
+		                            .stripe_size = p->stripe_size};
 		lv_generate_name(vg, gen, sizeof(gen));
 		lp.name = gen;
 		if ((r = ulvm_lv_create(vg, &lp, &meta)))
