@@ -241,6 +241,14 @@ int cmd_lvdisplay(struct cli *c, int argc, char **argv);
 int cmd_lvchange(struct cli *c, int argc, char **argv);
 int cmd_lvconvert(struct cli *c, int argc, char **argv);
 int cmd_vgchange(struct cli *c, int argc, char **argv);
+int cmd_lvpoll(struct cli *c, int argc, char **argv);    /* cmd_poll.c */
+int cmd_vgconvert(struct cli *c, int argc, char **argv); /* cmd_host.c */
+int cmd_lastlog(struct cli *c, int argc, char **argv);
+int cmd_tags(struct cli *c, int argc, char **argv);
+/* cmd_pvmove.c: lvpoll --polloperation pvmove of VG/LV: finish (or --abort) the move of that
+ * pvmove LV as pvmove does; LVM2's line when it is none in progress. */
+int cli_pvmove_poll_lv(struct cli *c, const char *vg, const char *lv, unsigned interval,
+                       bool abort);
 int cmd_dmsetup(struct cli *c, int argc, char **argv);
 int cmd_dd(struct cli *c, int argc, char **argv);
 int cmd_bench(struct cli *c, int argc, char **argv);

@@ -377,3 +377,32 @@ int cmd_pvmove(struct cli *c, int argc, char **argv)
 	ulvm_vg_close(vg);
 	return rc;
 }
+
+int cli_pvmove_poll_lv(struct cli *c, const char *vgname, const char *lvname, unsigned interval,
+                       bool abort)
+{
+	struct pvmove_args a = {.abort = abort, .interval = interval};
+	struct ulvm_lv *m[64];
+	struct ulvm_vg *vg;
+	size_t n;
+	int r, rc = ECMD_PROCESSED;
+
+	if ((r = cli_open_ctx(c)) || (r = ulvm_vg_open(c->ctx, vgname, ULVM_LOCK_WRITE, &vg))) {
+		/* as LVM2's polling: what is not there is not in progress */
+		printf("  %s/%s: No pvmove in progress - already finished or aborted.\n", vgname,
+		       lvname);
+		return ECMD_PROCESSED;
+	}
+	if ((r = ulvm_pvmove_tidy(vg)))
+		rc = cli_fail(r);
+	n = ulvm_pvmove_list(vg, NULL, m, ARRAY_SIZE(m));
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(m); i++)
+		if (!strcmp(m[i]->name, lvname)) {
+			rc = continue_move(c, &vg, m[i], &a);
+			ulvm_vg_close(vg);
+			return rc;
+		}
+	printf("  %s/%s: No pvmove in progress - already finished or aborted.\n", vgname, lvname);
+	ulvm_vg_close(vg);
+	return rc;
+}

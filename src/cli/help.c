@@ -777,6 +777,40 @@ static const struct help_cmd help_cmds[] = {
      FORMS({NULL, "", NULL}), NO_OPTS,
      "Prints the host's system ID. ulvm has none (it does not read global/system_id_source), "
      "so the line is LVM2's for a host without one."},
+    {"lvpoll", "Continue already initiated poll operation on a logical volume", STYLE_LVM,
+     FORMS({NULL, "--polloperation pvmove|convert|merge|merge_thin LV ...", NULL}),
+     OPTS({0, "polloperation", "pvmove|convert|merge|merge_thin", "What to carry on.",
+           FORM_NONE},
+          O_AUTOBACKUP,
+          {'i', "interval", "Number", "Seconds between the progress lines (default 15).", 0},
+          {0, "abort", NULL, "pvmove: undo the move instead (as pvmove --abort).", 0},
+          {0, "handlemissingpvs", NULL, "Accepted (ulvm's moves need every PV).", 0}),
+     "Carries on a poll operation an earlier command started on an LV, as LVM2's lvpoll. "
+     "pvmove names a pvmove LV (VG/pvmove0): its move is finished as `pvmove` with no "
+     "arguments finishes it; merge names an origin: a snapshot merge into it that is in "
+     "progress is waited for and finished. ulvm has no mirror conversion nor thin snapshot "
+     "merge to poll: for convert and merge_thin, and an LV with nothing to poll, LVM2's line "
+     "\"VG/LV: Interrupted: No longer active.\" (a pvmove: \"No pvmove in progress\")."},
+    {"vgconvert", "Change volume group metadata format", STYLE_LVM,
+     FORMS({NULL, "VG ...", NULL}),
+     OPTS({'M', "metadatatype", "lvm2", "lvm2, the one format.", 0},
+          {0, "labelsector", "Number", "Accepted (nothing is converted).", 0},
+          {0, "bootloaderareasize", "Size[m|UNIT]", "Accepted (nothing is converted).", 0},
+          {0, "pvmetadatacopies", "0|1|2", "Accepted (nothing is converted).", 0},
+          {0, "metadatasize", "Size[m|UNIT]", "Accepted (nothing is converted).", 0},
+          {0, "reportformat", "basic|json", "Accepted.", 0}),
+     "LVM2 2.03 keeps vgconvert only to say that it went with the lvm1 format: every VG is "
+     "lvm2 already. ulvm, like LVM2, says so and fails (exit 5)."},
+    {"lastlog", "Display last command's log report", STYLE_LVM, FORMS({NULL, "", NULL}),
+     OPTS({'S', "select", "String", "Only the rows selected.", 0},
+          {0, "reportformat", "basic|json", "The report's format.", 0}),
+     "LVM2's shell keeps the last command's log report (log/report_command_log = 1) for "
+     "lastlog. ulvm keeps none, in its shell or out of it: lastlog says \"No log report "
+     "stored.\", as LVM2 does when there is none, and fails (exit 5)."},
+    {"tags", "List tags defined on this host", STYLE_LVM, FORMS({NULL, "", NULL}), NO_OPTS,
+     "Lists the host tags lvm.conf defines: the host name when tags/hosttags = 1, then each "
+     "subsection of tags (without its @) that has no host_list or whose host_list names this "
+     "host. As LVM2, --config defines none; the lvm_TAG.conf files are not read."},
     RETIRED_CMD("lvmchange", "With the device mapper, this is obsolete and does nothing."),
     RETIRED_CMD("lvmsadc", "Collect activity data"),
     RETIRED_CMD("lvmsar", "Create activity report"),
