@@ -230,6 +230,26 @@ out:
 	return r ? cli_fail(r) : ECMD_PROCESSED;
 }
 
+/* --type: the segment types LVM2 2.03.16 knows (`lvm segtypes`); another is its parse error. */
+static int segtype_opt(const char *arg)
+{
+	static const char *const known[] = {
+	    "linear",     "striped",    "zero",       "error",      "snapshot",    "mirror",
+	    "raid0",      "raid0_meta", "raid1",      "raid10",     "raid10_near", "raid4",
+	    "raid5",      "raid5_n",    "raid5_la",   "raid5_ls",   "raid5_ra",    "raid5_rs",
+	    "raid6",      "raid6_n_6",  "raid6_nc",   "raid6_nr",   "raid6_zr",    "raid6_ls_6",
+	    "raid6_rs_6", "raid6_la_6", "raid6_ra_6", "thin-pool",  "thin",        "cache-pool",
+	    "cache",      "vdo",        "vdo-pool",   "writecache", "integrity"};
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(arg, known[i]))
+			return 0;
+	fprintf(stderr, "  WARNING: Unrecognised segment type %s\n", arg);
+	fprintf(stderr, "  Invalid argument for --type: %s\n", arg);
+	cli_parse_error();
+	return -EINVAL;
+}
+
 /* The lvcreate options of LVM2 2.03.16 that take a value and belong to thin pools, mirrors
  * or raids only: a linear, striped or snapshot lvcreate checks the value as LVM2's parser
  * does, then refuses each one given, in LVM2's (alphabetical) order, "Command does not
@@ -572,6 +592,27 @@ static int confirm_reduce(struct cli *c, struct ulvm_vg *vg, struct ulvm_lv *lv,
 	return 0;
 }
 
+/* lvextend/lvresize --type and lvextend -m, as LVM2 checks them on the LV named: the type
+ * must be the one of what is resized (a pool's data, a snapshot's COW: striped, as linear
+ * is), and the number of mirrors cannot change (ulvm's LVs are one copy: -m 0). */
+static int resize_type_check(const struct ulvm_lv *lv, const char *type, uint32_t mirrors)
+{
+	const char *want = type && !strcmp(type, "linear") ? "striped" : type;
+	const char *has = ulvm_lv_is_thin_pool(lv) ? "striped" : ulvm_lv_segtype(lv);
+
+	if (!strcmp(has, "linear")) /* (ulvm's name for a striped segment of one stripe) */
+		has = "striped";
+
+	if (want && !strcmp(has, "striped") && (!strcmp(want, "zero") || !strcmp(want, "error")))
+		return ulvm_error(-EOPNOTSUPP,
+		                  "ulvm cannot extend an LV with a segment of type %s yet", want);
+	if (want && strcmp(want, has))
+		return ulvm_error(-EINVAL, "VolumeType does not match (%s).", want);
+	if (mirrors)
+		return ulvm_error(-EINVAL, "Cannot vary number of mirrors in LV yet.");
+	return 0;
+}
+
 static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kind)
 {
 	static const struct option lo[] = {COMMON_LONGOPTS,
@@ -585,13 +626,19 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	                                   {"use-policies", no_argument, NULL, 7101},
 	                                   {"usepolicies", no_argument, NULL, 7101},
 	                                   /* last: not lvreduce's (LVM2's) */
+	                                   {"type", required_argument, NULL, 7102},
+	                                   {"nosync", no_argument, NULL, 7103},
 	                                   {"stripes", required_argument, NULL, 'i'},
 	                                   {"stripesize", required_argument, NULL, 'I'},
+	                                   /* lvextend's alone */
+	                                   {"mirrors", required_argument, NULL, 'm'},
 	                                   {0}};
-	struct option lo_reduce[ARRAY_SIZE(lo)];
+	struct option lo_cut[ARRAY_SIZE(lo)];
 	struct ulvm_lv_params p = {0};
 	struct size_arg sz = {0}, meta_sz = {0};
 	bool use_policies = false;
+	const char *type = NULL;
+	uint32_t mirrors = 0;
 	struct ulvm_vg *vg;
 	struct ulvm_lv *lv;
 	char vgn[256], lvn[256], b1[64], b2[64], dmname[300];
@@ -601,13 +648,14 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 	/* LVM2's signs: lvextend +SIZE, lvreduce -SIZE, lvresize either */
 	const char *signs = kind == RESIZE_EXTEND ? "+" : kind == RESIZE_REDUCE ? "-" : "+-";
 
-	memcpy(lo_reduce, lo, sizeof(lo));
-	lo_reduce[ARRAY_SIZE(lo) - 3] = (struct option){0};
+	memcpy(lo_cut, lo, sizeof(lo));
+	lo_cut[ARRAY_SIZE(lo) - (kind == RESIZE_REDUCE ? 6 : 2)] = (struct option){0};
 	while ((opt = getopt_long(argc, argv,
 	                          kind == RESIZE_REDUCE ? COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:rn"
-	                                                : COMMON_SHORTOPTS CHANGE_SHORTOPTS
-	                              "L:l:i:I:rn",
-	                          kind == RESIZE_REDUCE ? lo_reduce : lo, NULL)) != -1) {
+	                          : kind == RESIZE_EXTEND
+	                              ? COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:i:I:m:rn"
+	                              : COMMON_SHORTOPTS CHANGE_SHORTOPTS "L:l:i:I:rn",
+	                          kind == RESIZE_EXTEND ? lo : lo_cut, NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
 		switch (opt) {
@@ -651,6 +699,17 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		case 7101: /* the pool's autoextend settings decide the size */
 			use_policies = true;
 			break;
+		case 7102: /* checked against the LV's type once it is read */
+			if (segtype_opt(optarg))
+				return EINVALID_CMD_LINE;
+			type = optarg;
+			break;
+		case 7103: /* a mirror's or raid's resync: none here, as LVM2 for other LVs */
+			break;
+		case 'm': /* copies besides the LV itself: LVM2 changes no LV's count here */
+			if (cli_number_opt("mirrors", optarg, &mirrors))
+				return EINVALID_CMD_LINE;
+			break;
 		default:
 			return EINVALID_CMD_LINE;
 		}
@@ -673,6 +732,8 @@ static int resize_cmd(struct cli *c, int argc, char **argv, enum resize_kind kin
 		               vgn);
 		goto out;
 	}
+	if ((type || mirrors) && (r = resize_type_check(lv, type, mirrors)))
+		goto out;
 	if (use_policies) {
 		r = cli_lvextend_policies(c, vg, lv, &p);
 		goto out;

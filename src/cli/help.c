@@ -110,6 +110,23 @@ struct help_cmd {
 	{                                                                                          \
 		shortopt, name, arg, "Not in ulvm: refused (exit 5).", 0                           \
 	}
+/* lvextend's and lvresize's --type and --nosync */
+#define O_RESIZE_TYPE                                                                              \
+	{                                                                                          \
+		0, "type", "SegType",                                                              \
+		    "The type of what is resized, as LVM2 checks it: linear or striped (also a "   \
+		    "pool's data, a snapshot's COW), thin; another is refused (\"VolumeType does " \
+		    "not match\", exit 5).",                                                       \
+		    0                                                                              \
+	}
+#define O_RESIZE_NOSYNC                                                                            \
+	{                                                                                          \
+		0, "nosync", NULL,                                                                 \
+		    "A mirror's or raid's (no resync of the new part); accepted, as LVM2 does "    \
+		    "for "                                                                         \
+		    "the other LVs.",                                                              \
+		    0                                                                              \
+	}
 /* A command LVM2 has retired and still answers, saying so */
 #define RETIRED_CMD(name, summary)                                                                 \
 	{                                                                                          \
@@ -478,6 +495,11 @@ static const struct help_cmd help_cmds[] = {
           {0, "usepolicies", NULL,
            "Grow a thin pool as lvm.conf's activation/thin_pool_autoextend_threshold and "
            "thin_pool_autoextend_percent say (what ulvmd runs for a pool above the threshold).",
+           0},
+          O_RESIZE_TYPE, O_RESIZE_NOSYNC,
+          {'m', "mirrors", "Number",
+           "The LV's copies besides itself, as LVM2 checks them: 0 (ulvm's LVs are one copy); "
+           "another number is refused (\"Cannot vary number of mirrors\", exit 5).",
            0}),
      "Grows an LV by the given size or to it; for a thin pool, its data LV (an active pool "
      "grows at once). A pool's metadata LV (-L on VG/POOL_tmeta, or --poolmetadatasize) grows "
@@ -497,7 +519,8 @@ static const struct help_cmd help_cmds[] = {
           {'I', "stripesize", "Size[k|UNIT]", "The stripe size of a new segment.", 0},
           {'r', "resizefs", NULL, "Accepted for LVM2 compatibility (resize the file system).", 0},
           {'n', "nofsck", NULL, "Accepted for LVM2 compatibility.", 0},
-          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0}),
+          {0, "alloc", "contiguous|cling|normal|anywhere|inherit", "The allocation policy.", 0},
+          O_RESIZE_TYPE, O_RESIZE_NOSYNC),
      "Grows or shrinks an LV."},
     {"lvremove", "Remove logical volume(s) from the system", STYLE_LVM,
      FORMS({NULL, "VG|LV|Tag ...", NULL}),
