@@ -143,6 +143,10 @@ const char *selection_type_name(enum sel_type t);
 bool selection_binary_field(const char *name); /* set or not: "allocatable" or blank, 1 or 0 */
 /* fields.c: LVM2's field catalogue (descriptions, selection types) */
 bool lvm2_field_type(const char *name, enum sel_type *type);
+/* The catalogue as one report's help shows it: devtypes' fields alone (true), else every
+ * other section. */
+void lvm2_fields_devtypes(bool on);
+bool lvm2_fields_devtypes_on(void);
 void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field));
 /* The fields of the sections an "all" name (lv_all, pv_all, vg_all, seg_all, pvseg_all)
  * stands for, in LVM2's order. */
@@ -172,8 +176,17 @@ int cli_check_pv_args(char *const *args, int nargs, const struct ulvm_dev_info *
 void cli_pvcreate_asks(struct cli *c, struct ulvm_pvcreate_opts *o);
 
 /* report.c */
-enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG, REPORT_PVSEG };
+enum report_type { REPORT_PV, REPORT_VG, REPORT_LV, REPORT_SEG, REPORT_PVSEG, REPORT_DEVTYPE };
+/* cmd_devices.c: LVM2's built-in block device types, the rows of the devtypes report */
+struct cli_devtype {
+	const char *name;
+	unsigned max_partitions;
+	const char *description;
+};
+const struct cli_devtype *cli_devtypes(size_t *n);
 int report_run(struct cli *c, enum report_type type);
+/* cmd_pv.c: after a report's options, -o help and -S help (LVM2's lists), else the report */
+int report_options_run(struct cli *c, enum report_type type);
 /* The options of lvdisplay, vgdisplay and pvdisplay: with -C|--columns the command runs as
  * its report (lvs, ...) and its exit code is returned; else their own forms are set in `d`,
  * the reports' options that apply (--units, --nosuffix, -S, --readonly, ...) in `c`, LVM2's
@@ -227,6 +240,8 @@ int cmd_formats(struct cli *c, int argc, char **argv);
 int cmd_segtypes(struct cli *c, int argc, char **argv);
 int cmd_systemid(struct cli *c, int argc, char **argv);
 int cmd_retired(struct cli *c, int argc, char **argv);
+/* cmd_devices.c: devtypes, lvmdiskscan, lvmdevices, vgimportdevices */
+int cmd_devtypes(struct cli *c, int argc, char **argv);
 int cmd_vgck(struct cli *c, int argc, char **argv);
 int cmd_vgcfgbackup(struct cli *c, int argc, char **argv);
 int cmd_vgcfgrestore(struct cli *c, int argc, char **argv);

@@ -569,6 +569,13 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 			continue;
 		return EINVALID_CMD_LINE;
 	}
+	c->args = argv + optind;
+	c->nargs = argc - optind;
+	return report_options_run(c, type);
+}
+
+int report_options_run(struct cli *c, enum report_type type)
+{
 	if (c->sort) /* as LVM2: a sort order needs every row first */
 		c->unbuffered = false;
 	for (int i = 0; i < c->nfields; i++)
@@ -576,8 +583,6 @@ int report_cmd(struct cli *c, int argc, char **argv, enum report_type type)
 			return report_list_fields(type);
 	if (c->select && (!strcasecmp(c->select, "help") || !strcmp(c->select, "?")))
 		return report_select_help();
-	c->args = argv + optind;
-	c->nargs = argc - optind;
 	return report_run(c, type);
 }
 

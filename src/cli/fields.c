@@ -28,7 +28,29 @@ static const char *const lvm2_sections[] = {
     "Logical Volume Segment Fields",
     "Physical Volume Segment Fields",
     "Special Fields",
+    "Device Types Fields",
 };
+
+/* The section of devtypes' fields, and whether the catalogue is devtypes' (that section and
+ * the special fields) or every other report's (all but that section). */
+#define DEVTYPE_SECTION 10
+static bool devtypes_view;
+
+void lvm2_fields_devtypes(bool on)
+{
+	devtypes_view = on;
+}
+
+bool lvm2_fields_devtypes_on(void)
+{
+	return devtypes_view;
+}
+
+static bool in_view(unsigned char section)
+{
+	return devtypes_view ? section == DEVTYPE_SECTION || section == 9
+	                     : section != DEVTYPE_SECTION;
+}
 
 static const struct lvm2_field lvm2_fields[] = {
     {0, "lv_all", "All fields in this section.", SEL_T_ALL},
@@ -258,6 +280,10 @@ static const struct lvm2_field lvm2_fields[] = {
     {8, "pvseg_all", "All fields in this section.", SEL_T_ALL},
     {8, "pvseg_start", "Physical Extent number of start of segment.", SEL_T_NUMBER},
     {8, "pvseg_size", "Number of extents in segment.", SEL_T_NUMBER},
+    {10, "devtype_all", "All fields in this section.", SEL_T_ALL},
+    {10, "devtype_name", "Name of Device Type exactly as it appears in /proc/devices.", SEL_T_STRING},
+    {10, "devtype_max_partitions", "Maximum number of partitions. (How many device minor numbers get reserved for each device.)", SEL_T_NUMBER},
+    {10, "devtype_description", "Description of Device Type.", SEL_T_STRING},
     {9, "selected", "Set if item passes selection criteria.", SEL_T_NUMBER},
     {9, "help", "Show help.", SEL_T_NONE},
     {9, "?", "Show help.", SEL_T_NONE},
@@ -269,7 +295,8 @@ static const struct lvm2_field lvm2_fields[] = {
 bool lvm2_field_type(const char *name, enum sel_type *type)
 {
 	for (size_t i = 0; i < NFIELDS; i++)
-		if (lvm2_fields[i].type != SEL_T_ALL && !strcmp(lvm2_fields[i].name, name)) {
+		if (lvm2_fields[i].type != SEL_T_ALL && in_view(lvm2_fields[i].section) &&
+		    !strcmp(lvm2_fields[i].name, name)) {
 			*type = lvm2_fields[i].type;
 			return true;
 		}
@@ -282,12 +309,14 @@ void lvm2_fields_help(FILE *f, bool types, bool (*have)(const char *field))
 
 	/* LVM2 aligns the descriptions after its longest field name */
 	for (size_t i = 0; i < NFIELDS; i++)
-		if ((int)strlen(lvm2_fields[i].name) > width)
+		if (in_view(lvm2_fields[i].section) && (int)strlen(lvm2_fields[i].name) > width)
 			width = (int)strlen(lvm2_fields[i].name);
 	for (size_t i = 0; i < NFIELDS; i++) {
 		const struct lvm2_field *fl = &lvm2_fields[i];
 		bool special = !strcmp(lvm2_sections[fl->section], "Special Fields");
 
+		if (!in_view(fl->section))
+			continue;
 		if (fl->section != section) {
 			size_t n = strlen(lvm2_sections[fl->section]);
 			if (section >= 0)
@@ -318,7 +347,8 @@ void lvm2_section_fields(const char *all, void (*fn)(const char *name, void *arg
 	bool in[sizeof(lvm2_sections) / sizeof(lvm2_sections[0])] = {0};
 
 	for (size_t i = 0; i < NFIELDS; i++)
-		if (lvm2_fields[i].type == SEL_T_ALL && !strcmp(lvm2_fields[i].name, all))
+		if (lvm2_fields[i].type == SEL_T_ALL && in_view(lvm2_fields[i].section) &&
+		    !strcmp(lvm2_fields[i].name, all))
 			in[lvm2_fields[i].section] = true;
 	for (size_t i = 0; i < NFIELDS; i++)
 		if (in[lvm2_fields[i].section] && lvm2_fields[i].type != SEL_T_ALL)

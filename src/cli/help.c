@@ -834,6 +834,31 @@ static const struct help_cmd help_cmds[] = {
      "Lists the host tags lvm.conf defines: the host name when tags/hosttags = 1, then each "
      "subsection of tags (without its @) that has no host_list or whose host_list names this "
      "host. As LVM2, --config defines none; the lvm_TAG.conf files are not read."},
+    {"devtypes", "Display recognised built-in block device types", STYLE_LVM,
+     FORMS({NULL, "", NULL}),
+     OPTS(
+         {'o', "options", "String",
+          "The fields to show, comma separated (devtype_name, devtype_max_partitions, "
+          "devtype_description); +FIELD adds to the defaults; help lists them.",
+          0},
+         {'S', "select", "String",
+          "Only the types that match these criteria (LVM2's selection language); -S help "
+          "lists the fields and operators.",
+          0},
+         {'O', "sort", "String", "Sort by these fields; -FIELD sorts in reverse.", 0},
+         {0, "aligned", NULL, "Align the columns when a separator is used.", 0},
+         {0, "binary", NULL, "Print 0/1 for binary fields instead of words.", 0},
+         {0, "nameprefixes", NULL, "Print each value as LVM2_FIELD='value'.", 0},
+         {0, "noheadings", NULL, "Leave out the heading line.", 0},
+         {0, "nosuffix", NULL, "Leave out the unit suffix of sizes.", 0},
+         {0, "reportformat", "basic|json", "Plain columns (basic) or JSON.", 0},
+         {0, "rows", NULL, "A line per field, the values across.", 0},
+         {0, "separator", "String", "Separate the columns by this string.", 0},
+         {0, "unbuffered", NULL, "Print each row as it is read (unsorted), unless -O is given.", 0},
+         {0, "unquoted", NULL, "With --nameprefixes: leave the values unquoted.", 0}),
+     "Reports the block device types LVM2 knows by name (as /proc/devices names them), with "
+     "how many minor numbers each device of the type reserves (its partitions) and a "
+     "description: LVM2's built-in table, the same rows and columns as LVM2's devtypes."},
     RETIRED_CMD("lvmchange", "With the device mapper, this is obsolete and does nothing."),
     RETIRED_CMD("lvmsadc", "Collect activity data"),
     RETIRED_CMD("lvmsar", "Create activity report"),

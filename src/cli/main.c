@@ -79,6 +79,7 @@ static const struct command commands[] = {
     {"vgconvert", cmd_vgconvert, "Change volume group metadata format"},
     {"lastlog", cmd_lastlog, "Display last command's log report"},
     {"tags", cmd_tags, "List tags defined on this host"},
+    {"devtypes", cmd_devtypes, "Display recognised built-in block device types"},
     {"lvmchange", cmd_retired, "With the device mapper, this is obsolete and does nothing."},
     {"lvmsadc", cmd_retired, "Collect activity data"},
     {"lvmsar", cmd_retired, "Create activity report"},

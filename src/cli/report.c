@@ -33,7 +33,8 @@ struct row {
 	struct ulvm_seg *seg;
 	/* pvs --segments: one row per used or free range of extents of `pv` */
 	uint32_t pvseg_start, pvseg_size;
-	bool unselected; /* -S with the selected field: shown, but not picked */
+	bool unselected;                   /* -S with the selected field: shown, but not picked */
+	const struct cli_devtype *devtype; /* devtypes: one of LVM2's device types */
 };
 
 /* fullreport: set while report_run makes one of a VG's five reports */
@@ -46,7 +47,7 @@ static struct full_state {
 } full;
 
 enum ftype { F_STR, F_NUM, F_SIZ };
-enum fobj { O_PV, O_VG, O_LV, O_SEG, O_PVSEG };
+enum fobj { O_PV, O_VG, O_LV, O_SEG, O_PVSEG, O_DEVTYPE };
 
 struct field {
 	const char *name;
@@ -1638,6 +1639,24 @@ static void f_vg_shared(struct cli *c, const struct row *r, struct strbuf *o)
 		sb_puts(o, "shared");
 }
 
+static void f_devtype_name(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_puts(o, r->devtype->name);
+}
+
+static void f_devtype_max_partitions(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_printf(o, "%u", r->devtype->max_partitions);
+}
+
+static void f_devtype_description(struct cli *c, const struct row *r, struct strbuf *o)
+{
+	(void)c;
+	sb_puts(o, r->devtype->description);
+}
+
 static const struct field fields[] = {
     {"pv_name", "PV", F_STR, O_PV, 10, f_pv_name},
     {"pv_fmt", "Fmt", F_STR, O_PV, 0, f_pv_fmt},
@@ -1805,6 +1824,9 @@ static const struct field fields[] = {
     /* raid's metadata sub-LVs: ulvm keeps raid segments without areas of its own */
     {"metadata_devices", "Metadata Devs", F_STR, O_SEG, 0, f_empty},
     {"seg_metadata_le_ranges", "Metadata LE Ranges", F_STR, O_SEG, 0, f_empty},
+    {"devtype_name", "DevType", F_STR, O_DEVTYPE, 0, f_devtype_name},
+    {"devtype_max_partitions", "MaxParts", F_NUM, O_DEVTYPE, 0, f_devtype_max_partitions},
+    {"devtype_description", "Description", F_STR, O_DEVTYPE, 0, f_devtype_description},
     {"selected", "Selected", F_NUM, O_VG, 0, f_selected},
 };
 
@@ -1829,7 +1851,7 @@ static const struct field *find_field(const char *name, enum report_type type)
 	static const char *const prefixes[][3] = {
 	    [REPORT_PV] = {"pv_", "", "vg_"},    [REPORT_VG] = {"vg_", "", NULL},
 	    [REPORT_LV] = {"lv_", "", "seg_"},   [REPORT_SEG] = {"lv_", "", "seg_"},
-	    [REPORT_PVSEG] = {"pv_", "", "vg_"},
+	    [REPORT_PVSEG] = {"pv_", "", "vg_"}, [REPORT_DEVTYPE] = {"devtype_", "", NULL},
 	};
 	static const char *const aliases[][2] = {
 	    {"stripesize", "stripe_size"}, {"size", NULL}, {"regionsize", "region_size"}};
@@ -1843,10 +1865,15 @@ static const struct field *find_field(const char *name, enum report_type type)
 			if (!pre)
 				continue;
 			snprintf(buf, sizeof(buf), "%s%s", pre, name);
-			for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+			for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+				/* devtypes has its fields (and selected) only; the others not */
+				if (fields[i].get != f_selected &&
+				    (fields[i].obj == O_DEVTYPE) != (type == REPORT_DEVTYPE))
+					continue;
 				if (loose ? same_field_name(fields[i].name, buf)
 				          : !strcmp(fields[i].name, buf))
 					return &fields[i];
+			}
 		}
 	return NULL;
 }
@@ -1881,11 +1908,9 @@ struct sel_ctx {
 
 static int sel_lookup(void *arg, const char *name, size_t len, struct sel_field_info *out)
 {
-	static const char *const prefixes[] = {[REPORT_PV] = "pv_",
-	                                       [REPORT_VG] = "vg_",
-	                                       [REPORT_LV] = "lv_",
-	                                       [REPORT_SEG] = "seg_",
-	                                       [REPORT_PVSEG] = "pvseg_"};
+	static const char *const prefixes[] = {
+	    [REPORT_PV] = "pv_",   [REPORT_VG] = "vg_",       [REPORT_LV] = "lv_",
+	    [REPORT_SEG] = "seg_", [REPORT_PVSEG] = "pvseg_", [REPORT_DEVTYPE] = "devtype_"};
 	struct sel_ctx *x = arg;
 	const struct field *f;
 	char buf[128], pre[160];
@@ -2167,6 +2192,7 @@ static int add_cols(struct cli *c, struct table *t, const char *spec, enum repor
 				continue;
 		}
 		if (!(f = find_field(tok, type))) {
+			report_list_fields(type); /* as LVM2: the fields, then which is not one */
 			r = ulvm_error(-EINVAL, "Unrecognised field: %s", tok);
 			break;
 		}
@@ -2601,7 +2627,7 @@ static void log_vg_order(struct cli *c, struct ulvm_vg **vgs, size_t n, bool by_
 
 static void print_table(struct cli *c, struct table *t, enum report_type type)
 {
-	static const char *const json_names[] = {"pv", "vg", "lv", "seg", "pvseg"};
+	static const char *const json_names[] = {"pv", "vg", "lv", "seg", "pvseg", "devtype"};
 	size_t widths[MAX_COLS];
 	struct strbuf o;
 
@@ -2803,12 +2829,14 @@ int report_run(struct cli *c, enum report_type type)
 	    [REPORT_SEG] = "lv_name,vg_name,lv_attr,stripes,segtype,seg_size",
 	    [REPORT_PVSEG] =
 	        "pv_name,vg_name,pv_fmt,pv_attr,pv_size,pv_free,pvseg_start,pvseg_size",
+	    [REPORT_DEVTYPE] = "devtype_name,devtype_max_partitions,devtype_description",
 	};
 	static const char *const default_sort[] = {[REPORT_PV] = "pv_name",
 	                                           [REPORT_VG] = "vg_name",
 	                                           [REPORT_LV] = "vg_name,lv_name",
 	                                           [REPORT_SEG] = "vg_name,lv_name,seg_start",
-	                                           [REPORT_PVSEG] = "pv_name,pvseg_start"};
+	                                           [REPORT_PVSEG] = "pv_name,pvseg_start",
+	                                           [REPORT_DEVTYPE] = "devtype_name"};
 	/* fullreport's: LVM2's report/TYPE_cols_full and TYPE_sort_full */
 	static const char *const full_defaults[] = {[REPORT_PV] = "pv_all",
 	                                            [REPORT_VG] = "vg_all",
@@ -2822,8 +2850,8 @@ int report_run(struct cli *c, enum report_type type)
 	                                        [REPORT_PVSEG] = "pv_uuid,pvseg_start"};
 	struct table t = {0};
 	struct vg_set set = {0};
-	struct ulvm_vg **vgs;
-	size_t nvgs;
+	struct ulvm_vg **vgs = NULL;
+	size_t nvgs = 0;
 	struct active_set active = {0};
 	struct sort_spec sp = {0};
 	struct report_sel *rsel = NULL;
@@ -2860,6 +2888,17 @@ int report_run(struct cli *c, enum report_type type)
 		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
 
 	pv_report = type == REPORT_PV || type == REPORT_PVSEG;
+	if (type == REPORT_DEVTYPE) { /* a static table: no devices, no VGs */
+		size_t n;
+		const struct cli_devtype *dt = cli_devtypes(&n);
+		for (size_t i = 0; i < n; i++) {
+			struct row row = {.devtype = &dt[i]};
+			if ((r = add_row(&t, &row)))
+				return cli_fail(r);
+		}
+		rc = ECMD_PROCESSED;
+		goto rows_done;
+	}
 	if ((r = cli_open_ctx(c))) {
 		report_select_free(rsel);
 		return cli_fail(r);
@@ -3003,6 +3042,7 @@ int report_run(struct cli *c, enum report_type type)
 	}
 	if (cmdlog_on() && pv_report && !full.on)
 		log_status_pvs(c, vgs, nvgs, devs, ndevs);
+rows_done:
 	/* -S: only the rows that match; with the selected field, as LVM2, every row, and
 	 * whether it matched */
 	if (rsel) {
@@ -3031,9 +3071,17 @@ int report_run(struct cli *c, enum report_type type)
 		     tok = strtok_r(NULL, ",", &save)) {
 			bool desc = *tok == '-';
 			const struct field *f = find_field(tok + (desc || *tok == '+'), type);
-			if (!f) {
+			if (!f) { /* as LVM2: the fields, then which is not one */
+				report_list_fields(type);
+				r = ulvm_error(-EINVAL, "dm_report: Unrecognised field: %s", tok);
 				free(spec);
-				return cli_fail(ulvm_error(-EINVAL, "Unrecognised field: %s", tok));
+				free(t.rows);
+				for (size_t v = 0; v < nvgs; v++)
+					ulvm_vg_close(vgs[v]);
+				free(vgs);
+				if (active.n)
+					ulvm_active_list_free(active.names, active.n);
+				return cli_fail(r);
 			}
 			sp.desc[sp.nkeys] = desc;
 			sp.keys[sp.nkeys++] = f;

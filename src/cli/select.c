@@ -365,8 +365,17 @@ void selection_help(FILE *f)
 	    "  Comparison operators:",
 	};
 
-	for (size_t i = 0; i < sizeof(operands) / sizeof(operands[0]); i++)
-		fprintf(f, "  %s\n", operands[i]);
+	bool reserved = false;
+
+	for (size_t i = 0; i < sizeof(operands) / sizeof(operands[0]); i++) {
+		/* devtypes' fields have no reserved values: LVM2 leaves the section out */
+		if (!strcmp(operands[i], "Reserved values"))
+			reserved = lvm2_fields_devtypes_on();
+		else if (!strcmp(operands[i], "Selection operators"))
+			reserved = false;
+		if (!reserved)
+			fprintf(f, "  %s\n", operands[i]);
+	}
 	for (size_t i = 0; i < sizeof(cmp_ops) / sizeof(cmp_ops[0]); i++)
 		fprintf(f, "      %6s  - %s\n", cmp_ops[i].s, cmp_ops[i].desc);
 	fprintf(f, "   \n    Logical and grouping operators:\n");
