@@ -2818,6 +2818,36 @@ static void unbuffered_pv_order(struct table *t)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), unbuffered_pv_cmp);
 }
 
+/* As LVM2, the fields of other objects change what a report's rows are: vgs with PV fields
+ * has a row per PV of its VGs (per PV segment with pvseg fields), with LV fields a row per LV
+ * (per segment with segment fields); LV and PV fields together in lvs or vgs are refused. */
+static int promote_report(const struct table *t, enum report_type *type)
+{
+	bool pv = false, pvseg = false, lv = false, seg = false;
+
+	for (size_t k = 0; k < t->ncols; k++) {
+		pv |= t->cols[k]->obj == O_PV;
+		pvseg |= t->cols[k]->obj == O_PVSEG;
+		lv |= t->cols[k]->obj == O_LV;
+		seg |= t->cols[k]->obj == O_SEG;
+	}
+	if ((*type == REPORT_LV || *type == REPORT_SEG || *type == REPORT_VG) && (pv || pvseg) &&
+	    (lv || seg || *type != REPORT_VG))
+		return ulvm_error(-EINVAL,
+		                  "Can't report LV and PV fields at the same time in report type "
+		                  "\"%s\".",
+		                  *type == REPORT_VG    ? "vg"
+		                  : *type == REPORT_SEG ? "seg"
+		                                        : "lv");
+	if (*type == REPORT_VG)
+		*type = pvseg ? REPORT_PVSEG
+		        : pv  ? REPORT_PV
+		        : seg ? REPORT_SEG
+		        : lv  ? REPORT_LV
+		              : *type;
+	return 0;
+}
+
 int report_run(struct cli *c, enum report_type type)
 {
 	static const char *const defaults[] = {
@@ -2858,7 +2888,8 @@ int report_run(struct cli *c, enum report_type type)
 	const struct ulvm_dev_info *devs;
 	size_t ndevs;
 	int r, rc;
-	bool replaced = false, pv_report;
+	bool replaced = false, pv_report, vg_args;
+	const enum report_type base = type; /* the command's: its sort order and report name */
 
 	if (!full.on) {
 		if ((r = cmdlog_check()))
@@ -2883,6 +2914,10 @@ int report_run(struct cli *c, enum report_type type)
 		type = REPORT_SEG;
 	if (c->segments && type == REPORT_PV)
 		type = REPORT_PVSEG;
+	if ((r = promote_report(&t, &type)))
+		return cli_fail(r);
+	/* vgs promoted to a PV report: its arguments are still VG names */
+	vg_args = base == REPORT_VG && type != REPORT_VG;
 	/* the criteria are checked before anything is read, as in LVM2 */
 	if ((r = report_select_init(c, type, &rsel)))
 		return r == -EINVAL ? ECMD_FAILED : cli_fail(r);
@@ -2909,7 +2944,8 @@ int report_run(struct cli *c, enum report_type type)
 		                "/dev).\n");
 	full.warned = full.on;
 	/* A PV report's arguments are devices: it reads every VG. */
-	rc = cli_each_vg(c, c->args, pv_report ? 0 : c->nargs, ULVM_LOCK_READ, collect_vg, &set);
+	rc = cli_each_vg(c, c->args, pv_report && !vg_args ? 0 : c->nargs, ULVM_LOCK_READ,
+	                 collect_vg, &set);
 	vgs = set.v;
 	nvgs = set.n;
 	for (size_t v = 0; c->history && v < nvgs; v++)
@@ -2935,13 +2971,13 @@ int report_run(struct cli *c, enum report_type type)
 			report_select_free(rsel);
 			return cli_fail(r);
 		}
-		if (cli_check_pv_args(c->args, c->nargs, devs, ndevs))
+		if (!vg_args && cli_check_pv_args(c->args, c->nargs, devs, ndevs))
 			rc = ECMD_FAILED;
 		for (size_t d = 0; d < ndevs; d++) {
 			struct row row = {.active = &active, .dev = &devs[d]};
 			if (!devs[d].is_pv)
 				continue;
-			if (c->nargs) {
+			if (c->nargs && !vg_args) {
 				bool sel = false;
 				for (int i = 0; i < c->nargs; i++)
 					sel |= cli_same_device(c->args[i], devs[d].path);
@@ -2961,13 +2997,15 @@ int report_run(struct cli *c, enum report_type type)
 			if (full.on &&
 			    (full.vg ? !row.vg || strcmp(row.vg->name, full.vg) : !!row.vg))
 				continue; /* fullreport: this VG's PVs, or the PVs of no VG */
+			if (vg_args && !row.vg)
+				continue; /* vgs: the PVs of its VGs */
 			if (full.on)
 				log_status_pv(devs[d].path, devs[d].pv_uuid, row.vg);
 			add_pv_rows(&t, &row, type == REPORT_PVSEG);
 		}
 		for (size_t v = 0; v < nvgs; v++)
 			for (size_t p = 0; p < vgs[v]->npvs; p++)
-				if (!vgs[v]->pvs[p]->device && !c->nargs &&
+				if (!vgs[v]->pvs[p]->device && (!c->nargs || vg_args) &&
 				    (!full.on || (full.vg && !strcmp(full.vg, vgs[v]->name)))) {
 					struct row row = {
 					    .active = &active, .vg = vgs[v], .pv = vgs[v]->pvs[p]};
@@ -3023,7 +3061,7 @@ int report_run(struct cli *c, enum report_type type)
 		}
 	}
 	/* A named LV that is not there fails, as in LVM2 (unless its VG is named too). */
-	for (int i = 0; !pv_report && type != REPORT_VG && i < c->nargs; i++) {
+	for (int i = 0; !pv_report && !vg_args && type != REPORT_VG && i < c->nargs; i++) {
 		char vgn[256], lvn[256];
 		bool seen = false, vg_named = false;
 		if (cli_split_lv(c->args[i], vgn, sizeof(vgn), lvn, sizeof(lvn)))
@@ -3065,7 +3103,7 @@ rows_done:
 	{
 		char *spec = strdup(c->sort   ? c->sort
 		                    : full.on ? full_sort[type]
-		                              : default_sort[type]),
+		                              : default_sort[vg_args ? base : type]),
 		     *save = NULL, *tok;
 		for (tok = spec ? strtok_r(spec, ",", &save) : NULL; tok && sp.nkeys < 8;
 		     tok = strtok_r(NULL, ",", &save)) {
@@ -3131,7 +3169,7 @@ rows_done:
 			for (size_t i = 0; i < t.nrows * t.ncols; i++)
 				t.cells[i] = pool.buf + offs[i];
 			if (!cmdlog_only())
-				print_table(c, &t, type);
+				print_table(c, &t, vg_args ? base : type);
 		} else {
 			rc = cli_fail(ulvm_error(-ENOMEM, "out of memory"));
 		}

@@ -93,6 +93,19 @@ assert r == {"lv_name": "lv1", "seg_count": 1, "lv_size": "8.00m", "lv_tags": ["
              "data_percent": None}, r
 EOF
 
+# Fields of other objects: vgs with PV fields has a row per PV of its VGs, with LV or
+# segment fields a row per LV or segment; LV and PV fields in one lvs or vgs are refused
+same vgs -o vg_name,lv_name,lv_size
+same vgs -o vg_name,seg_size,segtype e2eR1
+same vgs -o vg_name,pvseg_start,pvseg_size
+same vgs -o vg_name,lv_name,pv_name
+same lvs -o lv_name,pv_uuid
+same lvs --segments -o lv_name,pvseg_size e2eR1
+for args in "vgs vg_name,pv_uuid,pv_size" "vgs vg_name,pv_uuid e2eR2" "vgs vg_name,pv_name"; do
+	# shellcheck disable=SC2086
+	cmp_report $args
+done
+
 # A VG of snapshots and thin LVs (made inactive, as LVM2 without device-mapper reads them) for
 # the fields of origins, snapshots, pools and their relations (lv_ancestors, origin_uuid,
 # thin_count, lv_modules, ...). It joins after the reports above, whose lv_attr masks cover
