@@ -279,6 +279,7 @@ struct ulvm_vgcreate_opts {
 	const char *alloc;            /* allocation policy; NULL: normal */
 	const char *profile;          /* metadata profile recorded; NULL: none */
 	bool no_autoactivation;       /* flag NOAUTOACTIVATE (--setautoactivation n) */
+	const char *system_id;        /* key system_id recorded; NULL: none */
 };
 
 int ulvm_vgcreate(struct ulvm_ctx *ctx, const char *name, const char *const *pv_paths, size_t npvs,
@@ -373,6 +374,8 @@ const char *ulvm_vg_text_str(const struct ulvm_vg *vg, const char *key);
 const char *ulvm_lv_text_str(const struct ulvm_lv *lv, const char *key);
 /* A mirror (or pvmove) segment's region size in sectors; 0 when it records none. */
 uint32_t ulvm_seg_region_size(const struct ulvm_seg *seg);
+/* The VG's system_id key (NULL: none); ulvm reads no local system ID, no VG is foreign. */
+int ulvm_vg_set_system_id(struct ulvm_vg *vg, const char *id);
 /* Read ahead in sectors (key read_ahead, as LVM2: none written -1, auto not written). */
 #define ULVM_READ_AHEAD_AUTO UINT32_MAX
 #define ULVM_READ_AHEAD_NONE 0

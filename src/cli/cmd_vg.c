@@ -60,6 +60,97 @@ static void say_new_pvs(char *const *paths, int n, bool *fresh, const char *vgna
 		cmdlog_group(vgname, NULL);
 }
 
+/* vgcreate's options of LVM2's shared VGs and system ID, as LVM2 without lvmlockd takes
+ * them: -c|--clustered y|n, --shared and --locktype sanlock|dlm|idm are refused after the
+ * command line is read (exit 3), --locktype none is a VG as without it. */
+struct vg_owner {
+	const char *clustered, *locktype, *systemid;
+	bool shared;
+	char id[129]; /* the system ID written: LVM2's characters of --systemid, at most 128 */
+};
+
+/* One of vgcreate's owner options (1: taken, -1: a bad value, said; 0: not one). */
+static int owner_opt(struct vg_owner *w, int opt, const char *arg)
+{
+	const char *name = opt == 'c' ? "clustered" : "locktype";
+
+	switch (opt) {
+	case 'c':
+		if (strcmp(arg, "y") && strcmp(arg, "n"))
+			break;
+		w->clustered = arg;
+		return 1;
+	case 5002:
+		w->shared = true;
+		return 1;
+	case 5003:
+		if (strcmp(arg, "sanlock") && strcmp(arg, "dlm") && strcmp(arg, "idm") &&
+		    strcmp(arg, "none"))
+			break;
+		w->locktype = arg;
+		return 1;
+	case 5004:
+		w->systemid = arg;
+		return 1;
+	default:
+		return 0;
+	}
+	fprintf(stderr, "  Invalid argument for --%s: %s\n", name, arg);
+	cli_parse_error();
+	return -1;
+}
+
+static int owner_refused(const char *why)
+{
+	fprintf(stderr, "  %s\n  Run `vgcreate --help' for more information.\n", why);
+	return EINVALID_CMD_LINE;
+}
+
+/* LVM2's checks of the owner options once the command line is read: 0 or the exit code.
+ * A system ID keeps letters, digits and ".+_-", not at its start, and 128 characters. */
+static int owner_check(struct vg_owner *w)
+{
+	bool lockd = w->locktype && strcmp(w->locktype, "none");
+	size_t n = 0;
+
+	if (w->clustered)
+		return owner_refused("The clustered option is deprecated, see --shared.");
+	if (w->shared && w->locktype && !lockd)
+		return owner_refused("The --shared option requires lock type sanlock, dlm or idm.");
+	if (lockd)
+		return owner_refused("Using a shared lock type requires lvmlockd.");
+	if (w->shared)
+		return owner_refused("Using a shared lock type requires lvmlockd (lvm.conf "
+		                     "use_lvmlockd.)");
+	if (!w->systemid)
+		return 0;
+	if (!*w->systemid) {
+		fprintf(stderr, "  WARNING: Empty system ID supplied.\n"
+		                "  WARNING: Empty system ID supplied.\n"
+		                "  WARNING: A VG without a system ID allows unsafe access from "
+		                "other hosts.\n");
+		w->systemid = NULL;
+		return 0;
+	}
+	for (const unsigned char *p = (const unsigned char *)w->systemid; *p && n < 128; p++) {
+		bool alnum = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		             (*p >= '0' && *p <= '9');
+		if (alnum || (n && strchr(".+_-", *p)))
+			w->id[n++] = (char)*p;
+	}
+	w->id[n] = '\0';
+	if (!n) {
+		char why[300];
+		snprintf(why, sizeof(why), "WARNING: Invalid system ID format: %s", w->systemid);
+		return owner_refused(why);
+	}
+	if (!strncmp(w->id, "localhost", 9))
+		return owner_refused("WARNING: system ID may not begin with the string "
+		                     "\"localhost\".");
+	w->systemid = w->id;
+	return 0;
+}
+
 int cmd_vgcreate(struct cli *c, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -74,8 +165,13 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 	    {"alloc", required_argument, NULL, OPT_ALLOC},
 	    {"metadataprofile", required_argument, NULL, OPT_METADATAPROFILE},
 	    {"setautoactivation", required_argument, NULL, OPT_SETAUTOACTIVATION},
+	    {"clustered", required_argument, NULL, 'c'},
+	    {"shared", no_argument, NULL, 5002},
+	    {"locktype", required_argument, NULL, 5003},
+	    {"systemid", required_argument, NULL, 5004},
 	    {0}};
 	struct ulvm_vgcreate_opts o = {.pv.metadata_copies = ULVM_DEFAULT};
+	struct vg_owner owner = {0};
 	struct cli_settings set;
 	const char *tags[32];
 	uint64_t s;
@@ -83,10 +179,15 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 
 	o.tags = tags;
 	cli_settings_init(&set);
-	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "s:l:p:Z:M:", lo,
+	while ((opt = getopt_long(argc, argv, COMMON_SHORTOPTS CHANGE_SHORTOPTS "s:l:p:Z:M:c:", lo,
 	                          NULL)) != -1) {
 		if (cli_common_opt(c, opt, optarg) == 1)
 			continue;
+		if ((r = owner_opt(&owner, opt, optarg)) != 0) {
+			if (r < 0)
+				return EINVALID_CMD_LINE;
+			continue;
+		}
 		if (opt >= OPT_MINOR && (r = cli_settings_opt(&set, opt, optarg)) != 0) {
 			if (r < 0)
 				return EINVALID_CMD_LINE;
@@ -135,6 +236,9 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 	}
 	if (set.profile && (r = cli_settings_check_profile(set.profile)))
 		return r;
+	if ((r = owner_check(&owner)))
+		return r;
+	o.system_id = owner.systemid;
 	o.alloc = set.alloc;
 	o.profile = set.profile;
 	o.no_autoactivation = set.autoactivation == 0;
@@ -149,7 +253,11 @@ int cmd_vgcreate(struct cli *c, int argc, char **argv)
 		return cli_fail(r);
 	}
 	say_new_pvs(argv + optind + 1, argc - optind - 1, fresh, NULL);
-	cli_print("Volume group \"%s\" successfully created", argv[optind]);
+	if (o.system_id)
+		cli_print("Volume group \"%s\" successfully created with system ID %s",
+		          argv[optind], o.system_id);
+	else
+		cli_print("Volume group \"%s\" successfully created", argv[optind]);
 	return ECMD_PROCESSED;
 }
 

@@ -359,7 +359,18 @@ static const struct help_cmd help_cmds[] = {
           O_ADDTAG("VG"),
           {0, "vgmetadatacopies", "all|unmanaged|Number", "How many metadata copies the VG keeps.",
            0},
-          O_ALLOC, O_SETAUTOACTIVATION("VG's LVs"), O_METADATAPROFILE, PVFMT_OPTS),
+          O_ALLOC, O_SETAUTOACTIVATION("VG's LVs"), O_METADATAPROFILE, PVFMT_OPTS,
+          {'c', "clustered", "y|n", "Refused as by LVM2 (deprecated, see --shared; exit 3).", 0},
+          {0, "shared", NULL, "Refused as by LVM2 without lvmlockd (exit 3).", 0},
+          {0, "locktype", "sanlock|dlm|none",
+           "none: a VG as without it; sanlock, dlm (and idm) are refused as by LVM2 without "
+           "lvmlockd (exit 3).",
+           0},
+          {0, "systemid", "String",
+           "Record this system ID in the VG (its letters, digits and \".+_-\", as LVM2 "
+           "writes it). ulvm reads no local system ID: no VG is foreign to it, while LVM2 "
+           "without that system ID (or extra_system_ids) will not use the VG.",
+           0}),
      "Creates a VG on the given devices, initializing as PVs those that are not yet."},
     {"vgextend", "Add physical volumes to a volume group", STYLE_LVM,
      FORMS({NULL, "VG PV ...", NULL}), OPTS(O_AUTOBACKUP, O_CHANGE_REPORTFORMAT, PVFMT_OPTS),

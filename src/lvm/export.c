@@ -236,6 +236,35 @@ static void add_vg_extras(struct exporter *ex, struct cfg_node *parent,
 	}
 }
 
+/* As LVM2 writes a VG of a system ID or lock type: WRITE in flags as WRITE_LOCKED (first
+ * there), which LVM2 before 2.02.117 does not know, so that it does not write the VG;
+ * import takes it back into status. */
+static bool vg_write_locked(const struct ulvm_vg *vg)
+{
+	const struct cfg_node *id = vg->extra ? cfg_find(NULL, vg->extra, "system_id") : NULL;
+	bool owned = (id && id->kind == CFG_ASSIGN && id->v.type == CFG_STRING && *id->v.s) ||
+	             (vg->extra && cfg_find(NULL, vg->extra, "lock_type"));
+
+	return owned && ulvm_strlist_has(&vg->status, "WRITE");
+}
+
+static void add_vg_status(struct exporter *ex, struct cfg_node *s, const struct ulvm_vg *vg)
+{
+	bool locked = vg_write_locked(vg);
+	struct cfg_node *st = chk(ex, cfg_add_array(ex->t, s, "status"));
+	struct cfg_node *fl = chk(ex, cfg_add_array(ex->t, s, "flags"));
+
+	for (size_t i = 0; st && i < vg->status.n; i++)
+		if ((!locked || strcmp(vg->status.v[i], "WRITE")) &&
+		    cfg_array_push_str(ex->t, st, vg->status.v[i]))
+			ex->oom = true;
+	if (fl && locked && cfg_array_push_str(ex->t, fl, "WRITE_LOCKED"))
+		ex->oom = true;
+	for (size_t i = 0; fl && i < vg->flags.n; i++)
+		if (cfg_array_push_str(ex->t, fl, vg->flags.v[i]))
+			ex->oom = true;
+}
+
 static void export_vg(struct exporter *ex, const struct ulvm_vg *vg)
 {
 	struct cfg_node *s = chk(ex, cfg_add_section(ex->t, NULL, vg->name)), *n, *pvs, *lvs;
@@ -248,8 +277,7 @@ static void export_vg(struct exporter *ex, const struct ulvm_vg *vg)
 	chk(ex, cfg_add_int(ex->t, s, "seqno", vg->seqno));
 	add_comment(ex, chk(ex, cfg_add_str(ex->t, s, "format", vg->format ? vg->format : "lvm2")),
 	            "informational");
-	add_strlist(ex, s, "status", &vg->status);
-	add_strlist(ex, s, "flags", &vg->flags);
+	add_vg_status(ex, s, vg);
 	if (vg->tags.n)
 		add_strlist(ex, s, "tags", &vg->tags);
 	add_vg_extras(ex, s, vg->extra, false);

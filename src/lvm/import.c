@@ -431,6 +431,16 @@ static int import_vg_section(struct importer *im, const struct cfg_node *sec)
 			r = keep(im, &vg->extra, n);
 		}
 	}
+	/* WRITE_LOCKED (a VG of a system ID or lock type, export.c) is WRITE, after READ */
+	if (!r && ulvm_strlist_has(&vg->flags, "WRITE_LOCKED")) {
+		size_t at = vg->status.n;
+		strlist_del(&vg->flags, "WRITE_LOCKED");
+		for (size_t i = 0; i < vg->status.n; i++)
+			if (!strcmp(vg->status.v[i], "READ"))
+				at = i + 1;
+		if (!ulvm_strlist_has(&vg->status, "WRITE"))
+			r = strlist_insert(&vg->status, at, "WRITE");
+	}
 	if (r)
 		return r;
 	if (!have_id || !have_seqno || !have_extent)

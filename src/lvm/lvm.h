@@ -193,6 +193,8 @@ int lv_resize_check(const struct ulvm_lv *lv, uint64_t extents);
 void lv_free(struct ulvm_lv *lv);
 void seg_free_contents(struct ulvm_seg *seg);
 int strlist_add(struct ulvm_strlist *l, const char *s);
+/* `s` as the item at index `at` (<= l->n), the later ones after it */
+int strlist_insert(struct ulvm_strlist *l, size_t at, const char *s);
 void strlist_del(struct ulvm_strlist *l, const char *s);
 void strlist_free(struct ulvm_strlist *l);
 int strlist_copy(struct ulvm_strlist *dst, const struct ulvm_strlist *src);

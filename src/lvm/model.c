@@ -23,6 +23,19 @@ int strlist_add(struct ulvm_strlist *l, const char *s)
 	return 0;
 }
 
+int strlist_insert(struct ulvm_strlist *l, size_t at, const char *s)
+{
+	char *w;
+	int r;
+
+	if ((r = strlist_add(l, s)))
+		return r;
+	w = l->v[l->n - 1];
+	memmove(&l->v[at + 1], &l->v[at], (l->n - 1 - at) * sizeof(*l->v));
+	l->v[at] = w;
+	return 0;
+}
+
 void strlist_del(struct ulvm_strlist *l, const char *s)
 {
 	for (size_t i = 0; i < l->n; i++) {

@@ -1,8 +1,9 @@
 /*
  * LV and VG settings LVM2 records as keys of their own, which ulvm otherwise keeps among
- * the items it does not interpret (`extra`): allocation_policy, profile, read_ahead and
- * major/minor (with the FIXED_MINOR status word). A key set here goes where LVM2 writes it
- * (after the ones that precede it in LVM2's order), so the metadata reads as LVM2's.
+ * the items it does not interpret (`extra`): system_id, allocation_policy, profile,
+ * read_ahead and major/minor (with the FIXED_MINOR status word). A key set here goes where
+ * LVM2 writes it (after the ones that precede it in LVM2's order), so the metadata reads
+ * as LVM2's.
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,7 +16,7 @@
 /* LVM2's order of these keys in an LV section and in the VG section. */
 static const char *const lv_key_order[] = {"allocation_policy", "profile", "read_ahead", "major",
                                            "minor"};
-static const char *const vg_key_order[] = {"allocation_policy", "profile"};
+static const char *const vg_key_order[] = {"system_id", "allocation_policy", "profile"};
 
 static int key_rank(const char *key, const char *const *order, size_t n)
 {
@@ -180,6 +181,12 @@ int ulvm_lv_set_profile(struct ulvm_vg *vg, struct ulvm_lv *lv, const char *name
 	                 ARRAY_SIZE(lv_key_order));
 }
 
+int ulvm_vg_set_system_id(struct ulvm_vg *vg, const char *id)
+{
+	return extra_set(vg, &vg->extra, "system_id", id, false, 0, NULL, vg_key_order,
+	                 ARRAY_SIZE(vg_key_order));
+}
+
 int ulvm_vg_set_profile(struct ulvm_vg *vg, const char *name)
 {
 	return extra_set(vg, &vg->extra, "profile", name, false, 0, NULL, vg_key_order,
@@ -233,8 +240,6 @@ static int status_add_fixed_minor(struct ulvm_strlist *st)
 {
 	static const char *const before[] = {"READ", "WRITE", "WRITE_LOCKED"};
 	size_t at = 0;
-	char *w;
-	int r;
 
 	if (ulvm_strlist_has(st, "FIXED_MINOR"))
 		return 0;
@@ -242,12 +247,7 @@ static int status_add_fixed_minor(struct ulvm_strlist *st)
 		for (size_t k = 0; k < ARRAY_SIZE(before); k++)
 			if (!strcmp(st->v[i], before[k]))
 				at = i + 1;
-	if ((r = strlist_add(st, "FIXED_MINOR")))
-		return r;
-	w = st->v[st->n - 1];
-	memmove(&st->v[at + 1], &st->v[at], (st->n - 1 - at) * sizeof(*st->v));
-	st->v[at] = w;
-	return 0;
+	return strlist_insert(st, at, "FIXED_MINOR");
 }
 
 int ulvm_lv_set_persistent(struct ulvm_vg *vg, struct ulvm_lv *lv, int major, int minor)

@@ -167,6 +167,7 @@ int ulvm_vgcreate(struct ulvm_ctx *ctx, const char *name, const char *const *pv_
 			goto out;
 	if (o && ((o->alloc && (r = ulvm_vg_set_alloc_policy(vg, o->alloc))) ||
 	          (o->profile && (r = ulvm_vg_set_profile(vg, o->profile))) ||
+	          (o->system_id && (r = ulvm_vg_set_system_id(vg, o->system_id))) ||
 	          (o->no_autoactivation && (r = strlist_add(&vg->flags, "NOAUTOACTIVATE")))))
 		goto out;
 	for (size_t i = 0; i < npvs; i++)
